@@ -1,0 +1,8 @@
+//! Host build of rraid's shared `no_std` code.
+//!
+//! `#![no_std]` here proves that `layout/` and `parity/` depend on `core` only: the same files
+//! are compiled into `rraid.ko`.
+#![no_std]
+
+#[path = "../layout/mod.rs"]
+pub mod layout;
