@@ -9,7 +9,7 @@ PKGS=(
   # Kernel build.
   build-essential flex bison bc libelf-dev libssl-dev cpio kmod libclang-dev clang lld
   # Guest and its payload.
-  qemu-system-x86 busybox-static fio e2fsprogs mdadm
+  qemu-system-x86 busybox-static fio e2fsprogs mdadm dmsetup
   # Parity peers for the benchmark.
   libisal-dev
 )

@@ -1,0 +1,315 @@
+# Guest-side test library for rraid's VM suite; sourced by tests/vm/*.sh, demo and bench.
+# Runs under busybox sh in the guest (scripts/guest/init sets DISKS, RRAID_KO and RRAID_LIB).
+#
+# A test group is a file of functions plus `t_run NAME FUNCTION [ARGS...]` lines, ending with
+# `t_summary`. For each test t_run
+#   - clears dmesg, runs the function in a subshell with its output going to a log,
+#   - tears down whatever the test left (mounts, rraid arrays, md arrays, dm devices, brd,
+#     null_blk) and fails the test if that teardown fails,
+#   - fails the test if dmesg holds BUG, WARNING, Oops, panic, refcount_t or similar,
+#   - prints the reasons and the log's tail, then exactly `PASS: NAME` or `FAIL: NAME`.
+# A function fails by calling `fail REASON` (which returns 1; write `... || return 1` or
+# `fail ...; return 1`) or by returning non-zero. t_summary prints `N passed, N failed` and
+# returns non-zero when a test failed or none ran.
+#
+# With RRAID_LIST=1 (scripts/vm-test on the host) t_run only prints the names it would run.
+# With RRAID_FILTER=WORD only tests whose name contains WORD run.
+
+RRAID_SYS=/sys/kernel/rraid
+RRAID_KO="${RRAID_KO:-/rraid/rraid.ko}"
+SYSFS_WRITE="${SYSFS_WRITE:-/rraid/sysfs-write}"
+T_PASSED=0
+T_FAILED=0
+T_DIR=/tmp/rraid-t
+T_LOG=$T_DIR/log
+T_REASONS=$T_DIR/reasons
+T_MNT=/mnt/rraid-t
+
+# Patterns of kernel log lines that fail any test; lines rraid prints itself ("rraid: ...") are
+# exempt, since bad-input tests make it echo arbitrary user bytes.
+DMESG_BAD='BUG|WARNING|Oops|[Pp]anic|refcount_t|general protection|UBSAN|INFO: task .* blocked|stack-protector|list_add corruption|list_del corruption|bad page state|kernel NULL pointer'
+
+# --- reporting -------------------------------------------------------------------------------
+
+# fail REASON: records why the current test fails; returns 1.
+fail() {
+	echo "$*" >>"$T_REASONS"
+	echo "FAILED: $*"
+	return 1
+}
+
+# note TEXT: a line printed under the test's PASS/FAIL line's predecessor (figures, details).
+note() {
+	echo "  note: $*" >>"$T_DIR/notes"
+}
+
+# t_run NAME FUNCTION [ARGS...]
+t_run() {
+	t_name=$1
+	shift
+	if [ -n "${RRAID_FILTER:-}" ]; then
+		case "$t_name" in
+		*"$RRAID_FILTER"*) ;;
+		*) return 0 ;;
+		esac
+	fi
+	if [ "${RRAID_LIST:-0}" = 1 ]; then
+		echo "$t_name"
+		return 0
+	fi
+	mkdir -p "$T_DIR" "$T_MNT"
+	: >"$T_LOG"
+	: >"$T_REASONS"
+	: >"$T_DIR/notes"
+	dmesg -c >/dev/null
+	t_start=$(date +%s)
+	("$@") >>"$T_LOG" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || [ -s "$T_REASONS" ] || echo "test function returned $rc" >>"$T_REASONS"
+	t_teardown >>"$T_LOG" 2>&1 || echo "teardown failed (see log)" >>"$T_REASONS"
+	bad=$(dmesg | grep -v '^rraid:' | grep -E "$DMESG_BAD" | head -5)
+	if [ -n "$bad" ]; then
+		echo "dmesg holds kernel errors:" >>"$T_REASONS"
+		echo "$bad" | sed 's/^/    /' >>"$T_REASONS"
+		dmesg | tail -60 | sed 's/^/  dmesg| /' >>"$T_LOG"
+	fi
+	t_secs=$(($(date +%s) - t_start))
+	cat "$T_DIR/notes"
+	if [ -s "$T_REASONS" ]; then
+		tail -25 "$T_LOG" | sed 's/^/  log| /'
+		sed 's/^/  reason: /' "$T_REASONS"
+		echo "FAIL: $t_name"
+		T_FAILED=$((T_FAILED + 1))
+	else
+		echo "  (${t_secs}s)"
+		echo "PASS: $t_name"
+		T_PASSED=$((T_PASSED + 1))
+	fi
+	return 0
+}
+
+# t_summary: the group's closing line; non-zero when anything failed or nothing ran.
+t_summary() {
+	[ "${RRAID_LIST:-0}" = 1 ] && return 0
+	echo "$T_PASSED passed, $T_FAILED failed"
+	[ $T_FAILED -eq 0 ] && [ $T_PASSED -gt 0 ]
+}
+
+# t_teardown: returns the machine to a clean state between tests (module stays loaded).
+t_teardown() {
+	ok=0
+	for m in $(awk '$2 ~ /^\/mnt\// {print $2}' /proc/mounts | sort -r); do
+		umount "$m" || { echo "teardown: cannot umount $m"; ok=1; }
+	done
+	for d in /sys/block/rraid*; do
+		[ -e "$d" ] || continue
+		r=$(rraid_remove "${d##*/}")
+		[ "$r" = OK ] || { echo "teardown: remove ${d##*/}: $r"; ok=1; }
+	done
+	for d in /sys/block/md*; do
+		[ -e "$d" ] || continue
+		mdadm --stop "/dev/${d##*/}" >/dev/null 2>&1 || { echo "teardown: mdadm --stop ${d##*/}"; ok=1; }
+	done
+	if [ -n "$(ls /dev/mapper 2>/dev/null | grep -v '^control$')" ]; then
+		dmsetup remove_all || { echo "teardown: dmsetup remove_all"; ok=1; }
+	fi
+	for m in brd null_blk; do
+		[ -d /sys/module/$m ] || continue
+		modprobe -r $m || { echo "teardown: modprobe -r $m"; ok=1; }
+	done
+	return $ok
+}
+
+# --- sysfs control ---------------------------------------------------------------------------
+
+# sysw FILE TEXT: one write() of "TEXT\n" to FILE; prints OK or the errno name (EINVAL, ...).
+sysw() {
+	printf '%s\n' "$2" | "$SYSFS_WRITE" "$1"
+}
+
+rraid_loaded() {
+	[ -d /sys/module/rraid ]
+}
+
+# rraid_load: insmod $RRAID_KO unless loaded; fails the test when the module is absent.
+rraid_load() {
+	rraid_loaded && return 0
+	[ -f "$RRAID_KO" ] || { fail "rraid.ko is not in the initramfs ($RRAID_KO): module not built"; return 1; }
+	insmod "$RRAID_KO" || { fail "insmod $RRAID_KO failed"; return 1; }
+	[ -d "$RRAID_SYS" ] || { fail "$RRAID_SYS missing after insmod"; return 1; }
+}
+
+# rraid_create LINE: prints OK or the errno name.
+rraid_create() {
+	sysw "$RRAID_SYS/create" "$1"
+}
+
+# rraid_remove NAME: prints OK or the errno name.
+rraid_remove() {
+	sysw "$RRAID_SYS/remove" "$1"
+}
+
+# mk NAME LEVEL_ARGS MEMBERS...: loads the module, creates an array, checks /dev/NAME appears.
+#   mk rraid0 "level=0 chunk=64K" /dev/vdb /dev/vdc
+mk() {
+	rraid_load || return 1
+	mk_name=$1 mk_args=$2
+	shift 2
+	r=$(rraid_create "$mk_name $mk_args $*")
+	[ "$r" = OK ] || { fail "create '$mk_name $mk_args $*': $r"; return 1; }
+	i=0
+	while [ ! -b "/dev/$mk_name" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -b "/dev/$mk_name" ] || { fail "/dev/$mk_name did not appear"; return 1; }
+	[ -d "/sys/block/$mk_name/rraid" ] || { fail "/sys/block/$mk_name/rraid missing"; return 1; }
+}
+
+# rm_array NAME: removes an array, which must succeed.
+rm_array() {
+	r=$(rraid_remove "$1")
+	[ "$r" = OK ] || { fail "remove $1: $r"; return 1; }
+	[ ! -e "/sys/block/$1" ] || { fail "/sys/block/$1 still exists after remove"; return 1; }
+}
+
+# attr NAME FILE: a status attribute of an array (/sys/block/NAME/rraid/FILE).
+attr() {
+	cat "/sys/block/$1/rraid/$2"
+}
+
+# expect_attr NAME FILE VALUE
+expect_attr() {
+	v=$(attr "$1" "$2" 2>&1)
+	[ "$v" = "$3" ] || { fail "$1/rraid/$2 is '$v', expected '$3'"; return 1; }
+}
+
+# member_state NAME DEV: the state list of member DEV (kernel name, e.g. vdc or dm-0).
+member_state() {
+	cat "/sys/block/$1/rraid/dev-$2/state"
+}
+
+# has_word LIST WORD: comma-separated LIST contains WORD.
+has_word() {
+	case ",$1," in *",$2,"*) return 0 ;; esac
+	return 1
+}
+
+# kname DEV: kernel name of a block device path (/dev/mapper/x -> dm-0).
+kname() {
+	basename "$(readlink -f "$1")"
+}
+
+# dev_bytes DEV: size in bytes.
+dev_bytes() {
+	blockdev --getsize64 "$1"
+}
+
+# rraid_lines: number of kernel log lines from rraid since dmesg was last cleared.
+rraid_lines() {
+	dmesg | grep -c '^rraid:'
+}
+
+# nth N WORDS...: the Nth (1-based) of WORDS.
+nth() {
+	n=$1
+	shift
+	eval "echo \${$n}"
+}
+
+# first N WORDS...: the first N of WORDS.
+first() {
+	n=$1
+	shift
+	echo "$@" | cut -d' ' -f1-"$n"
+}
+
+# --- block statistics ------------------------------------------------------------------------
+
+# reads_done DEV / writes_done DEV: completed reads / writes of a disk (/sys/block/X/stat).
+reads_done() {
+	awk '{print $1}' "/sys/block/$(kname "$1")/stat"
+}
+writes_done() {
+	awk '{print $5}' "/sys/block/$(kname "$1")/stat"
+}
+
+# --- md peers --------------------------------------------------------------------------------
+
+# md_build MD LEVEL CHUNK_KIB MEMBERS...: an md array without superblock over the members.
+md_build() {
+	md=$1 lvl=$2 ch=$3
+	shift 3
+	case $lvl in
+	0) modprobe raid0 || { fail "modprobe raid0"; return 1; }
+	   mdadm --build "$md" --level=0 --chunk="$ch" --raid-devices=$# "$@" ;;
+	1) modprobe raid1 || { fail "modprobe raid1"; return 1; }
+	   mdadm --build "$md" --level=1 --assume-clean --raid-devices=$# "$@" ;;
+	esac || { fail "mdadm --build $md level $lvl over $*"; return 1; }
+	[ -b "$md" ] || { fail "$md missing after mdadm --build"; return 1; }
+}
+
+md_stop() {
+	mdadm --stop "$1" || { fail "mdadm --stop $1"; return 1; }
+}
+
+# --- I/O checks ------------------------------------------------------------------------------
+
+FIO_COMMON="--ioengine=libaio --direct=1 --group_reporting --randrepeat=1 --verify=crc32c --verify_fatal=1"
+
+# fio_verify DEV [FIO_ARGS...]: random writes of 4K..256K over the whole device, then reads
+# every block back and checks its crc32c.
+fio_verify() {
+	dev=$1
+	shift
+	fio --name=verify --filename="$dev" $FIO_COMMON --rw=randwrite --bsrange=4k-256k \
+		--iodepth=16 --do_verify=1 "$@" || { fail "fio verify on $dev failed"; return 1; }
+}
+
+# fio_fill DEV [FIO_ARGS...]: the same writes as fio_verify, without the read-back.
+fio_fill() {
+	dev=$1
+	shift
+	fio --name=verify --filename="$dev" $FIO_COMMON --rw=randwrite --bsrange=4k-256k \
+		--iodepth=16 --do_verify=0 "$@" || { fail "fio write on $dev failed"; return 1; }
+}
+
+# fio_check DEV [FIO_ARGS...]: verifies, read-only, what fio_fill wrote.
+fio_check() {
+	dev=$1
+	shift
+	fio --name=verify --filename="$dev" $FIO_COMMON --rw=randwrite --bsrange=4k-256k \
+		--iodepth=16 --verify_only "$@" || { fail "fio verify-only on $dev failed"; return 1; }
+}
+
+# ext4_check DEV: mkfs.ext4, mount, write files and checksum them, umount, e2fsck -fn,
+# remount, compare checksums, umount.
+ext4_check() {
+	dev=$1
+	mkfs.ext4 -F -q -b 4096 "$dev" || { fail "mkfs.ext4 $dev"; return 1; }
+	mount -t ext4 "$dev" "$T_MNT" || { fail "mount $dev"; return 1; }
+	mkdir -p "$T_MNT/d/e"
+	i=0
+	for kib in 1 3 64 100 511 1024 2049 4096 8191; do
+		dd if=/dev/urandom of="$T_MNT/f$i" bs=1024 count=$kib 2>/dev/null ||
+			{ fail "write f$i"; return 1; }
+		i=$((i + 1))
+	done
+	for j in $(seq 1 64); do
+		head -c $((j * 97)) /dev/urandom >"$T_MNT/d/e/small$j" || { fail "write small$j"; return 1; }
+	done
+	cp -a /rraid "$T_MNT/d/rraid-copy" || { fail "copy a tree"; return 1; }
+	(cd "$T_MNT" && find . -type f ! -name lost+found | sort | xargs sha256sum) >"$T_DIR/sums" ||
+		{ fail "sha256sum"; return 1; }
+	umount "$T_MNT" || { fail "umount"; return 1; }
+	e2fsck -fn "$dev" || { fail "e2fsck -fn $dev not clean"; return 1; }
+	mount -t ext4 "$dev" "$T_MNT" || { fail "remount $dev"; return 1; }
+	(cd "$T_MNT" && sha256sum -c "$T_DIR/sums" >/dev/null) ||
+		{ fail "checksums differ after remount"; return 1; }
+	umount "$T_MNT" || { fail "umount after remount"; return 1; }
+}
+
+# sha_head DEV BYTES: sha256 of the first BYTES of DEV.
+sha_head() {
+	head -c "$2" "$1" | sha256sum | cut -d' ' -f1
+}
