@@ -4,6 +4,8 @@
 //! one (rounded down to a chunk, as md does), so there is always exactly one zone and md's
 //! `raid0.default_layout` question never arises.
 
+use core::num::NonZeroU64;
+
 use super::{check_chunk, usable_member_sectors, Extent, GeometryError, MAX_MEMBERS};
 
 /// Versioned layout names, as md names its raid0 layouts.
@@ -49,6 +51,11 @@ impl Raid0 {
         Raid0Layout::SingleZone
     }
 
+    /// The member count as a divisor that cannot be zero, so division has no panic path.
+    fn members_nz(&self) -> NonZeroU64 {
+        NonZeroU64::new(self.members as u64).unwrap_or(NonZeroU64::MIN)
+    }
+
     /// Number of members.
     pub fn members(&self) -> usize {
         self.members
@@ -73,7 +80,7 @@ impl Raid0 {
     pub fn map(&self, sector: u64) -> (usize, u64) {
         let chunk = sector >> self.chunk_shift;
         let in_chunk = sector & (self.chunk_sectors() - 1);
-        let members = self.members as u64;
+        let members = self.members_nz();
         let member = (chunk % members) as usize;
         let member_chunk = chunk / members;
         (
@@ -119,7 +126,7 @@ impl Raid0 {
             return None;
         }
         let chunk = self.chunk_sectors();
-        let stripe = chunk * self.members as u64;
+        let stripe = NonZeroU64::new(chunk * self.members as u64).unwrap_or(NonZeroU64::MIN);
         // Member-relative start: the first sector of this member's data at or after `start`.
         let first = {
             let s = start / stripe;

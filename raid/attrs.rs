@@ -1,0 +1,139 @@
+//! `/sys/block/rraidN/rraid/`: array and member status, in md's names and formats.
+
+use super::parse::text;
+use super::Array;
+use crate::sys::sysfs::{Attr, Buf, SysfsOps};
+use crate::sys::LockKey;
+use core::fmt::Write;
+use core::sync::atomic::Ordering;
+use kernel::{c_str, prelude::*, sync::Arc};
+
+fn emit(out: &mut Buf<'_>, args: core::fmt::Arguments<'_>) -> Result {
+    out.write_fmt(args).map_err(|_| EINVAL)
+}
+
+const fn ro(name: &'static CStr) -> Attr {
+    Attr {
+        name,
+        read: true,
+        write: false,
+    }
+}
+
+/// The array directory.
+pub struct ArrayAttrs {
+    array: Arc<Array>,
+}
+
+impl ArrayAttrs {
+    /// Status files of `array`.
+    pub fn new(array: Arc<Array>) -> Self {
+        Self { array }
+    }
+}
+
+impl SysfsOps for ArrayAttrs {
+    const ATTRS: &'static [Attr] = &[
+        ro(c_str!("level")),
+        ro(c_str!("chunk_size")),
+        ro(c_str!("raid_disks")),
+        ro(c_str!("array_state")),
+        ro(c_str!("degraded")),
+        ro(c_str!("component_size")),
+    ];
+
+    fn lock_class() -> &'static LockKey {
+        static KEY: LockKey = LockKey::new();
+        &KEY
+    }
+
+    fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
+        let a = &self.array;
+        match idx {
+            0 => emit(out, format_args!("{}\n", a.level().name())),
+            1 => emit(out, format_args!("{}\n", a.level().chunk_sectors() << 9)),
+            2 => emit(out, format_args!("{}\n", a.members().len())),
+            3 => emit(out, format_args!("{}\n", a.array_state())),
+            4 => emit(out, format_args!("{}\n", a.degraded())),
+            _ => emit(out, format_args!("{}\n", a.level().member_sectors() / 2)),
+        }
+    }
+
+    fn store(&self, _idx: usize, _input: &[u8]) -> Result {
+        Err(EINVAL)
+    }
+}
+
+/// A member directory, `dev-<name>`.
+pub struct MemberAttrs {
+    array: Arc<Array>,
+    slot: usize,
+}
+
+impl MemberAttrs {
+    /// Status files of member `slot` of `array`.
+    pub fn new(array: Arc<Array>, slot: usize) -> Self {
+        Self { array, slot }
+    }
+}
+
+impl SysfsOps for MemberAttrs {
+    const ATTRS: &'static [Attr] = &[
+        ro(c_str!("slot")),
+        Attr {
+            name: c_str!("state"),
+            read: true,
+            write: true,
+        },
+        ro(c_str!("errors")),
+    ];
+
+    fn lock_class() -> &'static LockKey {
+        static KEY: LockKey = LockKey::new();
+        &KEY
+    }
+
+    fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
+        let member = self.array.members().get(self.slot).ok_or(ENODEV)?;
+        match idx {
+            0 => emit(out, format_args!("{}\n", self.slot)),
+            1 => {
+                let state = if self.array.in_sync() & (1 << self.slot) != 0 {
+                    "in_sync"
+                } else {
+                    "faulty"
+                };
+                emit(out, format_args!("{state}\n"))
+            }
+            _ => emit(
+                out,
+                format_args!("{}\n", member.errors.load(Ordering::Relaxed)),
+            ),
+        }
+    }
+
+    fn store(&self, _idx: usize, input: &[u8]) -> Result {
+        let name = self.array.name();
+        let member = self
+            .array
+            .members()
+            .get(self.slot)
+            .map_or("?", |m| m.dev.name());
+        let cmd = text(input).map_err(|e| {
+            pr_err!("{}: {}: {}\n", name, member, e.why);
+            e.code
+        })?;
+        if cmd != "faulty" {
+            pr_err!("{}: {}: unsupported state change '{}'\n", name, member, cmd);
+            return Err(EINVAL);
+        }
+        self.array.fail_member(self.slot).map(|_| ()).map_err(|e| {
+            pr_err!(
+                "{}: cannot fail {}: the array would lose data\n",
+                name,
+                member
+            );
+            e
+        })
+    }
+}

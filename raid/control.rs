@@ -1,0 +1,268 @@
+//! `/sys/kernel/rraid/`: creating and removing arrays.
+
+use super::attrs::{ArrayAttrs, MemberAttrs};
+use super::parse::{self, CreateSpec, CtlError, LevelKind};
+use super::{Array, ArrayName, Level, Member};
+use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
+use crate::sys::disk::{Disk, Limits};
+use crate::sys::member::{Holder, MemberDev};
+use crate::sys::module_ref::ModuleRef;
+use crate::sys::sysfs::{Attr, Buf, Parent, SysfsDir, SysfsOps};
+use crate::sys::workqueue::QueueRef;
+use crate::sys::LockKey;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicU32, AtomicU64};
+use kernel::{
+    c_str, fmt, new_mutex,
+    prelude::*,
+    str::CString,
+    sync::{Arc, Mutex},
+};
+
+/// Requests in flight per hardware queue.
+const QUEUE_DEPTH: u32 = 128;
+
+/// A live array and everything registered for it, torn down in field order.
+struct Entry {
+    _member_dirs: KVec<SysfsDir<MemberAttrs>>,
+    _dir: SysfsDir<ArrayAttrs>,
+    disk: Disk<Array>,
+    array: Arc<Array>,
+}
+
+/// The module's control directory.
+#[pin_data]
+pub struct Control {
+    module: &'static ThisModule,
+    wq: QueueRef,
+    /// Arrays by creation; removed ones leave `None`.
+    #[pin]
+    arrays: Mutex<KVec<Option<Entry>>>,
+}
+
+/// Creates `/sys/kernel/rraid`.
+pub fn register(module: &'static ThisModule, wq: QueueRef) -> Result<SysfsDir<Control>> {
+    let control = KBox::pin_init(
+        pin_init!(Control {
+            module,
+            wq,
+            arrays <- new_mutex!(KVec::new(), "rraid::arrays"),
+        }),
+        GFP_KERNEL,
+    )?;
+    SysfsDir::new(&Parent::kernel()?, c_str!("rraid"), control)
+}
+
+/// Maps a failed member open to the documented codes.
+fn open_error(e: Error) -> Error {
+    if e == ENOENT || e == ENXIO || e == ENOTBLK || e == ENODEV {
+        ENODEV
+    } else {
+        e
+    }
+}
+
+impl Control {
+    fn create<'a>(&self, input: &'a [u8]) -> Result<(), CtlError<'a>> {
+        let spec = parse::parse_create(input)?;
+        let mut arrays = self.arrays.lock();
+        if arrays.iter().flatten().any(|e| e.array.name == spec.name) {
+            return Err(CtlError::new(
+                EEXIST,
+                "create: array exists",
+                spec.name_str(),
+            ));
+        }
+        let module = ModuleRef::get(self.module)
+            .map_err(|e| CtlError::new(e, "create: module is unloading", ""))?;
+        let holder = Holder::new()?;
+        let mut members = KVec::with_capacity(spec.paths.len(), GFP_KERNEL)?;
+        let mut sizes = [0u64; MAX_MEMBERS];
+        for (slot, &path) in spec.paths.iter().enumerate() {
+            let cpath = CString::try_from_fmt(fmt!("{path}"))?;
+            let dev = MemberDev::open(&cpath, &holder).map_err(|e| {
+                CtlError::new(
+                    open_error(e),
+                    "create: cannot open member (missing, or in use)",
+                    path,
+                )
+            })?;
+            if members.iter().any(|m: &Member| m.dev.devt() == dev.devt()) {
+                return Err(CtlError::new(EBUSY, "create: member given twice", path));
+            }
+            sizes[slot] = dev.sectors();
+            members.push(
+                Member {
+                    dev,
+                    inflight: AtomicU32::new(0),
+                    next_seq: AtomicU64::new(u64::MAX),
+                    errors: AtomicU32::new(0),
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        let level = spec.geometry(&sizes[..members.len()])?;
+        let mut lim = Limits::stacking();
+        for m in members.iter() {
+            lim.stack(&m.dev, 0);
+        }
+        match level {
+            Level::Raid0(g) => {
+                let chunk = (g.chunk_sectors() << 9) as u32;
+                lim.set_io_min(chunk);
+                lim.set_io_opt(chunk.saturating_mul(g.members() as u32));
+            }
+            Level::Raid1(_) => {
+                lim.set_io_min(lim.logical_block_size());
+                lim.set_io_opt(0);
+            }
+        }
+        let nmembers = members.len();
+        let array = Array::new(
+            spec.name,
+            level,
+            members,
+            spec.assume_clean,
+            self.wq,
+            holder,
+            module,
+        )?;
+        let mut disk = Disk::add(
+            spec.name_str(),
+            self.module,
+            lim,
+            level.array_sectors(),
+            array.clone(),
+            QUEUE_DEPTH,
+        )
+        .map_err(|e| CtlError::new(e, "create: cannot add disk", spec.name_str()))?;
+        for m in array.members() {
+            disk.link_holder(&m.dev)?;
+        }
+        let dir = SysfsDir::new(
+            &disk.kobj(),
+            c_str!("rraid"),
+            KBox::pin(ArrayAttrs::new(array.clone()), GFP_KERNEL)?,
+        )?;
+        let mut member_dirs = KVec::with_capacity(nmembers, GFP_KERNEL)?;
+        for (slot, m) in array.members().iter().enumerate() {
+            let name = CString::try_from_fmt(fmt!("dev-{}", m.dev.name()))?;
+            let attrs = KBox::pin(MemberAttrs::new(array.clone(), slot), GFP_KERNEL)?;
+            member_dirs.push(SysfsDir::new(&dir.as_parent(), &name, attrs)?, GFP_KERNEL)?;
+        }
+        let entry = Entry {
+            _member_dirs: member_dirs,
+            _dir: dir,
+            disk,
+            array,
+        };
+        match arrays.iter_mut().find(|e| e.is_none()) {
+            Some(free) => *free = Some(entry),
+            None => arrays.push(Some(entry), GFP_KERNEL)?,
+        }
+        pr_info!(
+            "{}: {} with {} members, {} KiB each{}\n",
+            spec.name_str(),
+            level.name(),
+            nmembers,
+            level.member_sectors() / 2,
+            match level {
+                Level::Raid1(_) if !spec.assume_clean =>
+                    "; members not known to be in sync (no resync yet): reads use the first member only",
+                _ => "",
+            }
+        );
+        Ok(())
+    }
+
+    fn remove<'a>(&self, input: &'a [u8]) -> Result<(), CtlError<'a>> {
+        let s = parse::text(input)?;
+        let name = ArrayName::parse(s.as_bytes()).ok_or(CtlError::new(
+            EINVAL,
+            "remove: not an array name",
+            s,
+        ))?;
+        let mut arrays = self.arrays.lock();
+        let slot = arrays
+            .iter_mut()
+            .find(|e| e.as_ref().is_some_and(|e| e.array.name == name))
+            .ok_or(CtlError::new(ENODEV, "remove: no such array", s))?;
+        if let Some(e) = slot.as_ref() {
+            if e.disk.openers() > 0 {
+                return Err(CtlError::new(EBUSY, "remove: array is open", s));
+            }
+            e.array
+                .start_closing()
+                .map_err(|code| CtlError::new(code, "remove: array is open", s))?;
+        }
+        drop(slot.take());
+        pr_info!("{}: removed\n", s);
+        Ok(())
+    }
+}
+
+impl<'a> CreateSpec<'a> {
+    fn name_str(&self) -> &'a str {
+        self.name_text
+    }
+
+    fn geometry(&self, sizes: &[u64]) -> Result<Level, CtlError<'a>> {
+        let geo = match self.level {
+            LevelKind::Raid0 => Raid0::new(sizes, self.chunk_sectors, 0).map(Level::Raid0),
+            LevelKind::Raid1 => Raid1::new(sizes, 0).map(Level::Raid1),
+        };
+        geo.map_err(|e| match e {
+            GeometryError::MemberTooSmall => CtlError::new(
+                EINVAL,
+                "create: a member is smaller than one chunk",
+                self.name_str(),
+            ),
+            GeometryError::MemberCount => CtlError::new(EINVAL, "create: member count", ""),
+            GeometryError::Chunk => CtlError::new(EINVAL, "create: bad chunk", ""),
+        })
+    }
+}
+
+impl SysfsOps for Control {
+    const ATTRS: &'static [Attr] = &[
+        Attr {
+            name: c_str!("create"),
+            read: false,
+            write: true,
+        },
+        Attr {
+            name: c_str!("remove"),
+            read: false,
+            write: true,
+        },
+        Attr {
+            name: c_str!("arrays"),
+            read: true,
+            write: false,
+        },
+    ];
+
+    fn lock_class() -> &'static LockKey {
+        static KEY: LockKey = LockKey::new();
+        &KEY
+    }
+
+    fn show(&self, _idx: usize, out: &mut Buf<'_>) -> Result {
+        // `arrays`: the names, one per line.
+        for e in self.arrays.lock().iter().flatten() {
+            writeln!(out, "{}", e.array.name()).map_err(|_| EINVAL)?;
+        }
+        Ok(())
+    }
+
+    fn store(&self, idx: usize, input: &[u8]) -> Result {
+        let res = match idx {
+            0 => self.create(input),
+            _ => self.remove(input),
+        };
+        res.map_err(|e| {
+            pr_err!("{}: {}\n", e.why, e.what);
+            e.code
+        })
+    }
+}

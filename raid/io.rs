@@ -1,0 +1,390 @@
+//! The request path: requests become member bios, completions become request completions.
+//!
+//! `queue_rq` maps each bio of a request through the level's layout and sends one clone per
+//! piece (no data is copied). Every member bio carries a [`Piece`] holding a reference to the
+//! request, so the request completes when its last piece does. A failed RAID1 read keeps its
+//! piece, and with it the request, until the retry worker has sent it to another member.
+
+use super::{Array, Level};
+use crate::sys::bio::{Bio, BioCtx};
+use crate::sys::disk::DiskOps;
+use crate::sys::request::{InflightRequest, RqBio};
+use crate::sys::{BlkStatus, RangeOp, ReqOp};
+use core::sync::atomic::Ordering;
+use kernel::{
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+    workqueue::WorkItem,
+};
+
+/// Largest range bio: `bi_size` is a 32-bit byte count.
+const MAX_RANGE_SECTORS: u64 = 1 << 22;
+
+/// What a member bio is for; decides what its failure means.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Write,
+    Flush,
+    Range,
+}
+
+/// Where a piece came from.
+enum Origin {
+    /// A slice of one of the request's bios.
+    Bio(RqBio<Array>),
+    /// The request as a whole (flush, discard, write-zeroes).
+    Request(InflightRequest<Array>),
+}
+
+/// The context of one member bio.
+pub struct Piece {
+    origin: Origin,
+    kind: Kind,
+    member: usize,
+    /// Offset of the piece in its source bio, and its length, in sectors.
+    offset: u64,
+    len: u64,
+    /// Members this read has been sent to.
+    tried: u64,
+}
+
+impl Piece {
+    fn request(&self) -> &InflightRequest<Array> {
+        match &self.origin {
+            Origin::Bio(b) => b.request(),
+            Origin::Request(r) => r,
+        }
+    }
+}
+
+impl BioCtx for Piece {
+    fn end_io(bio: Bio<Self>) {
+        let status = bio.status();
+        let (member, kind) = (bio.ctx().member, bio.ctx().kind);
+        {
+            let array = bio.ctx().request().data();
+            if let Some(m) = array.members.get(member) {
+                m.inflight.fetch_sub(1, Ordering::Relaxed);
+            }
+            if kind != Kind::Read {
+                array.writes.fetch_sub(1, Ordering::Release);
+            }
+        }
+        if status.is_ok() {
+            // Dropping the piece drops its request reference.
+            return;
+        }
+        let array: Arc<Array> = bio.ctx().request().data().into();
+        array.piece_failed(bio, status);
+    }
+}
+
+impl Array {
+    /// Sends `bio` to its member, counting it.
+    fn send(&self, bio: Bio<Piece>) {
+        let p = bio.ctx();
+        if let Some(m) = self.members.get(p.member) {
+            m.inflight.fetch_add(1, Ordering::Relaxed);
+        }
+        if p.kind != Kind::Read {
+            self.writes.fetch_add(1, Ordering::Acquire);
+        }
+        bio.submit();
+    }
+
+    /// Clones `[offset, offset + len)` of `src` to `member` at `sector` and sends it.
+    fn send_clone(
+        &self,
+        src: &RqBio<Array>,
+        kind: Kind,
+        member: usize,
+        sector: u64,
+        offset: u64,
+        len: u64,
+        tried: u64,
+    ) -> Result<(), BlkStatus> {
+        let dev = &self.members.get(member).ok_or(BlkStatus::IOERR)?.dev;
+        let piece = Piece {
+            origin: Origin::Bio(src.clone_ref()),
+            kind,
+            member,
+            offset,
+            len,
+            tried,
+        };
+        let bio = self
+            .bioset
+            .clone_range(src, offset, len, dev, sector, piece)
+            .map_err(|_| BlkStatus::IOERR)?;
+        self.send(bio);
+        Ok(())
+    }
+
+    /// Sends a data-less `op` over `[sector, sector + len)` of `member`, in bios of at most
+    /// `MAX_RANGE_SECTORS`.
+    fn send_range(
+        &self,
+        rq: &InflightRequest<Array>,
+        op: RangeOp,
+        member: usize,
+        mut sector: u64,
+        mut len: u64,
+    ) -> Result<(), BlkStatus> {
+        let dev = &self.members.get(member).ok_or(BlkStatus::IOERR)?.dev;
+        let kind = if op == RangeOp::Flush {
+            Kind::Flush
+        } else {
+            Kind::Range
+        };
+        loop {
+            let n = len.min(MAX_RANGE_SECTORS);
+            let piece = Piece {
+                origin: Origin::Request(rq.clone()),
+                kind,
+                member,
+                offset: 0,
+                len: n,
+                tried: 0,
+            };
+            let bio = self
+                .bioset
+                .range(op, dev, sector, n, piece)
+                .map_err(|_| BlkStatus::IOERR)?;
+            self.send(bio);
+            sector += n;
+            len -= n;
+            if len == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Maps one request onto the members.
+    fn map_request(&self, rq: &InflightRequest<Array>) -> Result<(), BlkStatus> {
+        match rq.op() {
+            ReqOp::Read | ReqOp::Write => {
+                let write = rq.op() == ReqOp::Write;
+                for src in rq.bios() {
+                    match &self.level {
+                        Level::Raid0(g) => {
+                            for e in g.extents(src.sector(), src.sectors()) {
+                                let kind = if write { Kind::Write } else { Kind::Read };
+                                self.send_clone(
+                                    &src, kind, e.member, e.sector, e.offset, e.len, 0,
+                                )?;
+                            }
+                        }
+                        Level::Raid1(g) => {
+                            let sector = g.map(src.sector());
+                            let len = src.sectors();
+                            if write {
+                                let targets = self.in_sync();
+                                if targets == 0 {
+                                    return Err(BlkStatus::IOERR);
+                                }
+                                for m in bits(targets) {
+                                    self.send_clone(&src, Kind::Write, m, sector, 0, len, 0)?;
+                                }
+                            } else {
+                                let m = self
+                                    .choose_read(src.sector(), len)
+                                    .ok_or(BlkStatus::IOERR)?;
+                                self.send_clone(&src, Kind::Read, m, sector, 0, len, 1 << m)?;
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            ReqOp::Flush => {
+                for m in bits(self.in_sync()) {
+                    self.send_range(rq, RangeOp::Flush, m, 0, 0)?;
+                }
+                Ok(())
+            }
+            ReqOp::Discard => self.map_range(rq, RangeOp::Discard),
+            ReqOp::WriteZeroes => self.map_range(
+                rq,
+                RangeOp::WriteZeroes {
+                    no_unmap: rq.no_unmap(),
+                },
+            ),
+            ReqOp::Other => Err(BlkStatus::NOTSUPP),
+        }
+    }
+
+    /// Discard and write-zeroes: at most one range per member, as md does.
+    fn map_range(&self, rq: &InflightRequest<Array>, op: RangeOp) -> Result<(), BlkStatus> {
+        let (start, len) = (rq.sector(), rq.sectors());
+        match &self.level {
+            Level::Raid0(g) => {
+                for m in 0..self.members.len() {
+                    if let Some((a, b)) = g.member_range(start, start + len, m) {
+                        self.send_range(rq, op, m, a, b - a)?;
+                    }
+                }
+            }
+            Level::Raid1(g) => {
+                for m in bits(self.in_sync()) {
+                    self.send_range(rq, op, m, g.map(start), len)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Picks the member for a RAID1 read.
+    ///
+    /// Until the members are known to be identical (`assume-clean`; resync comes with the
+    /// rebuild thread), every read goes to the first in-sync member. Otherwise a read that
+    /// continues a member's sequential stream stays there, and any other goes to the member
+    /// with the fewest bios in flight.
+    fn choose_read(&self, sector: u64, len: u64) -> Option<usize> {
+        let sync = self.in_sync();
+        let first = bits(sync).next()?;
+        if !self.assume_clean {
+            return Some(first);
+        }
+        let mut best = first;
+        let mut best_load = u32::MAX;
+        for m in bits(sync) {
+            let member = self.members.get(m)?;
+            if member.next_seq.load(Ordering::Relaxed) == sector {
+                best = m;
+                break;
+            }
+            let load = member.inflight.load(Ordering::Relaxed);
+            if load < best_load {
+                best = m;
+                best_load = load;
+            }
+        }
+        self.members
+            .get(best)?
+            .next_seq
+            .store(sector + len, Ordering::Relaxed);
+        Some(best)
+    }
+
+    /// Handles a member bio that completed with an error.
+    fn piece_failed(self: Arc<Self>, bio: Bio<Piece>, status: BlkStatus) {
+        let (member, kind) = (bio.ctx().member, bio.ctx().kind);
+        if let Some(m) = self.members.get(member) {
+            if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                pr_err!(
+                    "{}: I/O error on member {} (status {:?})\n",
+                    self.name(),
+                    m.dev.name(),
+                    status
+                );
+            }
+        }
+        match (&self.level, kind) {
+            (Level::Raid1(_), Kind::Read) => {
+                self.retry.push(bio);
+                // Already queued is fine: the queued run takes this bio too.
+                let _ = self.wq.get().enqueue(self.clone());
+            }
+            (Level::Raid1(_), Kind::Write | Kind::Flush) => {
+                // The write stands if another in-sync member has it: fail this member instead.
+                if self.fail_member(member).is_err() {
+                    self.set_broken();
+                    bio.ctx().request().set_error(status);
+                }
+            }
+            _ => bio.ctx().request().set_error(status),
+        }
+    }
+
+    /// Sends failed reads to a member they have not tried yet.
+    fn retry_reads(&self) {
+        for bio in self.retry.take_all() {
+            let p = bio.into_ctx();
+            let Origin::Bio(src) = &p.origin else {
+                continue;
+            };
+            let Level::Raid1(g) = &self.level else {
+                p.request().set_error(BlkStatus::IOERR);
+                continue;
+            };
+            let untried = self.in_sync() & !p.tried;
+            let Some(m) = bits(untried).next() else {
+                pr_err!(
+                    "{}: read error at sector {} unrecoverable: no other in-sync member\n",
+                    self.name(),
+                    src.sector() + p.offset
+                );
+                p.request().set_error(BlkStatus::IOERR);
+                continue;
+            };
+            let sector = g.map(src.sector() + p.offset);
+            if let Err(e) = self.send_clone(
+                src,
+                Kind::Read,
+                m,
+                sector,
+                p.offset,
+                p.len,
+                p.tried | 1 << m,
+            ) {
+                p.request().set_error(e);
+            }
+        }
+    }
+}
+
+impl WorkItem for Array {
+    type Pointer = Arc<Array>;
+
+    fn run(this: Arc<Array>) {
+        this.retry_reads();
+    }
+}
+
+impl DiskOps for Array {
+    fn queue_rq(rq: InflightRequest<Self>) {
+        let array = rq.data();
+        if let Err(status) = array.map_request(&rq) {
+            rq.set_error(status);
+        }
+    }
+
+    fn open(this: ArcBorrow<'_, Self>) -> Result {
+        let mut st = this.open.lock();
+        if st.closing {
+            return Err(ENODEV);
+        }
+        st.openers += 1;
+        Ok(())
+    }
+
+    fn release(this: ArcBorrow<'_, Self>) {
+        let mut st = this.open.lock();
+        st.openers = st.openers.saturating_sub(1);
+    }
+}
+
+impl Array {
+    /// Marks the array as going away, unless someone has it open.
+    pub fn start_closing(&self) -> Result {
+        let mut st = self.open.lock();
+        if st.openers > 0 {
+            return Err(EBUSY);
+        }
+        st.closing = true;
+        Ok(())
+    }
+}
+
+/// The set bits of `map`, lowest first.
+fn bits(mut map: u64) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        if map == 0 {
+            return None;
+        }
+        let i = map.trailing_zeros() as usize;
+        map &= map - 1;
+        Some(i)
+    })
+}

@@ -1,0 +1,275 @@
+//! Arrays: members, level, state, and the request path.
+//!
+//! An [`Array`] owns its open members and the per-level geometry from `layout/`. Requests are
+//! mapped to member bios in [`io`]; array and member state lives in atomics, so the I/O path
+//! takes no lock.
+
+pub mod attrs;
+pub mod control;
+pub mod io;
+pub mod parse;
+
+use crate::layout::{raid0::Raid0, raid1::Raid1};
+use crate::sys::bio::{BioSet, BioStack};
+use crate::sys::member::{Holder, MemberDev};
+use crate::sys::module_ref::ModuleRef;
+use crate::sys::workqueue::QueueRef;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use io::Piece;
+use kernel::{
+    new_mutex, new_work,
+    prelude::*,
+    sync::{Arc, Mutex},
+    workqueue::{impl_has_work, Work},
+};
+
+/// An array name: `rraid` followed by 1 to 3 digits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ArrayName {
+    buf: [u8; 8],
+    len: usize,
+}
+
+impl ArrayName {
+    /// Parses `s`, refusing anything but `rraid` and 1 to 3 digits.
+    pub fn parse(s: &[u8]) -> Option<Self> {
+        let digits = s.strip_prefix(b"rraid")?;
+        if digits.is_empty() || digits.len() > 3 || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let mut buf = [0; 8];
+        buf[..s.len()].copy_from_slice(s);
+        Some(Self { buf, len: s.len() })
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(&self.buf[..self.len]).unwrap_or("rraid?")
+    }
+}
+
+/// The RAID level and its geometry.
+#[derive(Clone, Copy)]
+pub enum Level {
+    /// Striping.
+    Raid0(Raid0),
+    /// Mirroring.
+    Raid1(Raid1),
+}
+
+impl Level {
+    /// md's name of the level.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Raid0(_) => "raid0",
+            Self::Raid1(_) => "raid1",
+        }
+    }
+
+    /// Array size in sectors.
+    pub fn array_sectors(&self) -> u64 {
+        match self {
+            Self::Raid0(g) => g.array_sectors(),
+            Self::Raid1(g) => g.array_sectors(),
+        }
+    }
+
+    /// Sectors of each member in use.
+    pub fn member_sectors(&self) -> u64 {
+        match self {
+            Self::Raid0(g) => g.member_sectors(),
+            Self::Raid1(g) => g.member_sectors(),
+        }
+    }
+
+    /// Chunk size in sectors; 0 for RAID1, as md reports.
+    pub fn chunk_sectors(&self) -> u64 {
+        match self {
+            Self::Raid0(g) => g.chunk_sectors(),
+            Self::Raid1(_) => 0,
+        }
+    }
+
+    /// Members that may fail before data is lost.
+    pub fn redundancy(&self, members: usize) -> usize {
+        match self {
+            Self::Raid0(_) => 0,
+            Self::Raid1(_) => members - 1,
+        }
+    }
+}
+
+/// One member of an array.
+pub struct Member {
+    /// The open device.
+    pub dev: MemberDev,
+    /// Member bios in flight, for read balancing.
+    pub inflight: AtomicU32,
+    /// Where the last read sent here ended, to keep sequential reads on one member.
+    pub next_seq: AtomicU64,
+    /// I/O errors seen (md's `errors`).
+    pub errors: AtomicU32,
+}
+
+/// Who has the array open, and whether it is going away.
+struct OpenState {
+    openers: u32,
+    closing: bool,
+}
+
+/// A RAID array.
+#[pin_data]
+pub struct Array {
+    name: ArrayName,
+    level: Level,
+    members: KVec<Member>,
+    /// Bit `i` set: member `i` is in sync (neither faulty nor missing).
+    in_sync: AtomicU64,
+    /// The array lost more than it tolerates.
+    broken: AtomicBool,
+    /// RAID1 members were declared identical at create; reads may go to any of them.
+    assume_clean: bool,
+    /// Member writes in flight: `array_state` is `active` while there are any.
+    writes: AtomicU32,
+    #[pin]
+    bioset: BioSet<Piece>,
+    /// Failed member reads waiting for a retry on another member.
+    retry: BioStack<Piece>,
+    #[pin]
+    retry_work: Work<Array>,
+    wq: QueueRef,
+    #[pin]
+    open: Mutex<OpenState>,
+    // Dropped after `members`, which it claims.
+    _holder: Holder,
+    _module: ModuleRef,
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Array { self.retry_work }
+}
+
+/// Reserved member bios per array: enough for one request's worth of progress.
+const BIOSET_POOL: u32 = 64;
+
+impl Array {
+    #[expect(clippy::too_many_arguments)]
+    fn new(
+        name: ArrayName,
+        level: Level,
+        members: KVec<Member>,
+        assume_clean: bool,
+        wq: QueueRef,
+        holder: Holder,
+        module: ModuleRef,
+    ) -> Result<Arc<Self>> {
+        let all = if members.len() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << members.len()) - 1
+        };
+        Arc::pin_init(
+            try_pin_init!(Self {
+                name,
+                level,
+                members,
+                in_sync: AtomicU64::new(all),
+                broken: AtomicBool::new(false),
+                assume_clean,
+                writes: AtomicU32::new(0),
+                bioset <- BioSet::new(BIOSET_POOL),
+                retry: BioStack::new(),
+                retry_work <- new_work!("rraid::retry_work"),
+                wq,
+                open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),
+                _holder: holder,
+                _module: module,
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The array's name.
+    pub fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// The level and geometry.
+    pub fn level(&self) -> &Level {
+        &self.level
+    }
+
+    /// The members, by slot.
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    /// Bitmap of in-sync members.
+    pub fn in_sync(&self) -> u64 {
+        self.in_sync.load(Ordering::Acquire)
+    }
+
+    /// Count of faulty or missing members (md's `degraded`).
+    pub fn degraded(&self) -> usize {
+        self.members.len() - self.in_sync().count_ones() as usize
+    }
+
+    /// md's `array_state`.
+    pub fn array_state(&self) -> &'static str {
+        if self.broken.load(Ordering::Acquire)
+            || self.degraded() > self.level.redundancy(self.members.len())
+        {
+            "broken"
+        } else if self.writes.load(Ordering::Acquire) > 0 {
+            "active"
+        } else {
+            "clean"
+        }
+    }
+
+    /// Marks member `slot` faulty.
+    ///
+    /// Refused with `EBUSY` when the array would lose data: any RAID0 member, or the last
+    /// in-sync RAID1 member, as md refuses. Returns whether the member was in sync before.
+    pub fn fail_member(&self, slot: usize) -> Result<bool> {
+        let bit = 1u64 << slot;
+        let mut cur = self.in_sync.load(Ordering::Acquire);
+        loop {
+            if cur & bit == 0 {
+                return Ok(false);
+            }
+            let left = cur & !bit;
+            if (self.members.len() - left.count_ones() as usize)
+                > self.level.redundancy(self.members.len())
+            {
+                return Err(EBUSY);
+            }
+            match self
+                .in_sync
+                .compare_exchange(cur, left, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+        let name = self.members.get(slot).map_or("?", |m| m.dev.name());
+        pr_warn!(
+            "{}: member {} marked faulty, {} of {} in sync\n",
+            self.name(),
+            name,
+            self.members.len() - self.degraded(),
+            self.members.len()
+        );
+        Ok(true)
+    }
+
+    /// Marks the array broken after losing I/O it could not place elsewhere.
+    fn set_broken(&self) {
+        if !self.broken.swap(true, Ordering::AcqRel) {
+            pr_err!(
+                "{}: array broken: a write reached no in-sync member\n",
+                self.name()
+            );
+        }
+    }
+}

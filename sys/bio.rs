@@ -1,0 +1,340 @@
+//! Member bios: clones of request bios and data-less range bios, each with a typed context.
+//!
+//! A [`BioSet<C>`] reserves room for a `C` in front of every bio it allocates (the bioset's
+//! `front_pad`, as dm's per-bio data). A [`Bio<C>`] owns one such bio and its context; when the
+//! member completes it, [`BioCtx::end_io`] receives the same `Bio<C>` back.
+
+use super::member::MemberDev;
+use super::request::RqBio;
+use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_PREFLUSH};
+use core::marker::PhantomData;
+use core::mem::{align_of, size_of};
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
+use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
+
+/// The context that travels with each member bio.
+pub trait BioCtx: Sized + Send {
+    /// Called when the member has completed `bio`, possibly in interrupt context.
+    fn end_io(bio: Bio<Self>);
+}
+
+/// Bytes in front of each bio: the context, rounded up to keep the bio aligned.
+const fn front_pad<C>() -> usize {
+    (size_of::<C>() + 15) & !15
+}
+
+/// A bio pool whose bios carry a `C` in front.
+///
+/// # Invariants
+///
+/// `bs` is all-zero or was initialised by `bioset_init` with `front_pad::<C>()`; `bioset_exit`
+/// in `drop` handles both.
+#[pin_data(PinnedDrop)]
+pub struct BioSet<C: BioCtx> {
+    #[pin]
+    bs: Opaque<bindings::bio_set>,
+    _p: PhantomData<C>,
+}
+
+// SAFETY: A `bio_set` is a mempool with its own locking; allocation is allowed from any thread.
+unsafe impl<C: BioCtx> Send for BioSet<C> {}
+// SAFETY: As above.
+unsafe impl<C: BioCtx> Sync for BioSet<C> {}
+
+impl<C: BioCtx> BioSet<C> {
+    /// Creates a bioset holding `pool_size` reserved bios.
+    ///
+    /// Its rescuer keeps allocations from `queue_rq` moving when earlier clones still wait on
+    /// `current->bio_list`.
+    pub fn new(pool_size: u32) -> impl PinInit<Self, Error> {
+        // Contexts sit at a 16-aligned distance in front of slab-aligned bios.
+        build_assert!(align_of::<C>() <= 16);
+        try_pin_init!(Self {
+            // SAFETY: `slot` is valid for writes; an all-zero `bio_set` is what `bioset_exit`
+            // treats as empty, so the drop after a failed `bioset_init` is harmless.
+            bs <- Opaque::ffi_init(|slot| unsafe { ptr::write_bytes(slot, 0, 1) }),
+            _p: PhantomData,
+        })
+        .pin_chain(move |this| {
+            // SAFETY: `this.bs` is pinned memory for a `bio_set`; `bioset_init` initialises it.
+            to_result(unsafe {
+                bindings::bioset_init(
+                    this.bs.get(),
+                    pool_size,
+                    front_pad::<C>() as u32,
+                    bindings::BIOSET_NEED_RESCUER as i32,
+                )
+            })
+        })
+    }
+
+    fn adopt(&self, bio: *mut bindings::bio, ctx: C) -> Result<Bio<C>> {
+        let bio = NonNull::new(bio).ok_or(ENOMEM)?;
+        // SAFETY: The bio came from this bioset, so `front_pad::<C>()` bytes in front of it are
+        // ours and aligned for `C` (see `new`).
+        unsafe { ctx_ptr::<C>(bio.as_ptr()).write(ctx) };
+        // INVARIANT: the context is initialised and owned by the new `Bio`.
+        Ok(Bio {
+            bio,
+            _p: PhantomData,
+        })
+    }
+
+    /// Clones sectors `[offset, offset + len)` of `src` onto `member` at `sector`.
+    ///
+    /// The clone shares `src`'s pages: no data is copied. `REQ_PREFLUSH` is dropped, since
+    /// flushes reach members as separate bios.
+    pub fn clone_range<T>(
+        &self,
+        src: &RqBio<T>,
+        offset: u64,
+        len: u64,
+        member: &MemberDev,
+        sector: u64,
+        ctx: C,
+    ) -> Result<Bio<C>> {
+        if offset + len > src.sectors() || len == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: `src` is a live bio of a request in flight and `self.bs` is initialised; with
+        // GFP_NOIO the mempool waits rather than fail.
+        let raw =
+            unsafe { bindings::bio_alloc_clone(member.bdev(), src.raw(), GFP_NOIO, self.bs.get()) };
+        let bio = self.adopt(raw, ctx)?;
+        let b = bio.bio.as_ptr();
+        // SAFETY: `b` is our fresh clone, not yet submitted; the range was checked above.
+        unsafe {
+            bindings::bio_trim(b, offset, len);
+            (*b).bi_iter.bi_sector = sector;
+            (*b).bi_opf &= !REQ_PREFLUSH;
+        }
+        Ok(bio)
+    }
+
+    /// A data-less bio for `op` over `[sector, sector + len)` of `member`.
+    pub fn range(
+        &self,
+        op: RangeOp,
+        member: &MemberDev,
+        sector: u64,
+        len: u64,
+        ctx: C,
+    ) -> Result<Bio<C>> {
+        let bytes = u32::try_from(len << 9).map_err(|_| EINVAL)?;
+        // SAFETY: `self.bs` is initialised; a bio with no vecs comes from the front-padded pool.
+        let raw = unsafe {
+            bindings::bio_alloc_bioset(member.bdev(), 0, op.opf(), GFP_NOIO, self.bs.get())
+        };
+        let bio = self.adopt(raw, ctx)?;
+        let b = bio.bio.as_ptr();
+        // SAFETY: `b` is our fresh bio, not yet submitted.
+        unsafe {
+            (*b).bi_iter.bi_sector = sector;
+            (*b).bi_iter.bi_size = bytes;
+        }
+        Ok(bio)
+    }
+}
+
+#[pinned_drop]
+impl<C: BioCtx> PinnedDrop for BioSet<C> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: By the type invariant `bs` is initialised; every `Bio<C>` from it has been put,
+        // since each one keeps its request, and so the disk using this set, alive.
+        unsafe { bindings::bioset_exit(self.bs.get()) };
+    }
+}
+
+/// Where the context of `bio` lives.
+///
+/// # Safety
+///
+/// `bio` was allocated from a `BioSet<C>`.
+unsafe fn ctx_ptr<C>(bio: *mut bindings::bio) -> *mut C {
+    // SAFETY: The front pad of `front_pad::<C>()` bytes precedes the bio in one allocation.
+    unsafe { bio.cast::<u8>().sub(front_pad::<C>()).cast::<C>() }
+}
+
+/// An owned member bio with its context.
+///
+/// # Invariants
+///
+/// `bio` came from a `BioSet<C>`, holds one reference owned by this value, and its front pad
+/// holds an initialised `C` owned by this value.
+pub struct Bio<C: BioCtx> {
+    bio: NonNull<bindings::bio>,
+    _p: PhantomData<C>,
+}
+
+// SAFETY: The bio and its context may move between threads; `C: Send`.
+unsafe impl<C: BioCtx> Send for Bio<C> {}
+
+impl<C: BioCtx> Bio<C> {
+    /// The context.
+    pub fn ctx(&self) -> &C {
+        // SAFETY: By the type invariant the context is initialised and owned by `self`.
+        unsafe { &*ctx_ptr::<C>(self.bio.as_ptr()) }
+    }
+
+    /// The context, mutably.
+    pub fn ctx_mut(&mut self) -> &mut C {
+        // SAFETY: As in `ctx`, and `&mut self` makes the access exclusive.
+        unsafe { &mut *ctx_ptr::<C>(self.bio.as_ptr()) }
+    }
+
+    /// The completion status the member reported.
+    pub fn status(&self) -> BlkStatus {
+        // SAFETY: The bio is valid by the type invariant.
+        BlkStatus::from_raw(unsafe { self.bio.as_ref() }.bi_status)
+    }
+
+    /// Puts the bio and hands back its context.
+    pub fn into_ctx(self) -> C {
+        let bio = self.bio.as_ptr();
+        core::mem::forget(self);
+        // SAFETY: The context is initialised and, `self` being forgotten, read exactly once.
+        let ctx = unsafe { ctx_ptr::<C>(bio).read() };
+        // SAFETY: We owned the bio's reference.
+        unsafe { bindings::bio_put(bio) };
+        ctx
+    }
+
+    /// Sends the bio to its member; [`BioCtx::end_io`] gets it back on completion.
+    pub fn submit(self) {
+        let bio = self.bio.as_ptr();
+        core::mem::forget(self);
+        // SAFETY: The bio is fully set up and owned by us; from here on the block layer owns it
+        // until `end_io_trampoline` rebuilds the `Bio`.
+        unsafe {
+            (*bio).bi_end_io = Some(end_io_trampoline::<C>);
+            (*bio).bi_private = ptr::null_mut();
+            bindings::submit_bio_noacct(bio);
+        }
+    }
+
+    fn into_raw(self) -> *mut bindings::bio {
+        let bio = self.bio.as_ptr();
+        core::mem::forget(self);
+        bio
+    }
+
+    /// # Safety
+    ///
+    /// `bio` came from `into_raw` (or a completed `submit`) of a `Bio<C>`.
+    unsafe fn from_raw(bio: *mut bindings::bio) -> Self {
+        // INVARIANT: ownership of the bio and its context returns to the new value.
+        Self {
+            // SAFETY: Non-null by the caller's contract.
+            bio: unsafe { NonNull::new_unchecked(bio) },
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<C: BioCtx> Drop for Bio<C> {
+    fn drop(&mut self) {
+        // SAFETY: The context is initialised and owned by `self`; it is dropped once.
+        unsafe { ptr::drop_in_place(ctx_ptr::<C>(self.bio.as_ptr())) };
+        // SAFETY: We own one reference to the bio.
+        unsafe { bindings::bio_put(self.bio.as_ptr()) };
+    }
+}
+
+/// `bi_end_io` of every member bio.
+///
+/// # Safety
+///
+/// Called by the block layer once per submitted `Bio<C>`.
+unsafe extern "C" fn end_io_trampoline<C: BioCtx>(bio: *mut bindings::bio) {
+    // SAFETY: The bio was submitted by `Bio::<C>::submit`, which gave up its ownership.
+    C::end_io(unsafe { Bio::from_raw(bio) })
+}
+
+/// A lock-free stack of member bios, linked through `bi_next`; push from any context, take all
+/// at once from a worker.
+///
+/// # Invariants
+///
+/// `head` is null or the first of a `bi_next`-linked chain of bios, each of which came from
+/// `Bio::<C>::into_raw` and is owned by the stack.
+pub struct BioStack<C: BioCtx> {
+    head: AtomicPtr<bindings::bio>,
+    _p: PhantomData<C>,
+}
+
+// SAFETY: The chain is only reached through atomics; the bios are `Send`.
+unsafe impl<C: BioCtx> Send for BioStack<C> {}
+// SAFETY: `push` and `take_all` are safe to race: push is a CAS loop, take is one swap.
+unsafe impl<C: BioCtx> Sync for BioStack<C> {}
+
+impl<C: BioCtx> BioStack<C> {
+    /// An empty stack.
+    pub const fn new() -> Self {
+        Self {
+            head: AtomicPtr::new(ptr::null_mut()),
+            _p: PhantomData,
+        }
+    }
+
+    /// Pushes `bio`; safe in interrupt context.
+    pub fn push(&self, bio: Bio<C>) {
+        let raw = bio.into_raw();
+        let mut head = self.head.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: We own `raw` until the CAS publishes it.
+            unsafe { (*raw).bi_next = head };
+            match self
+                .head
+                .compare_exchange_weak(head, raw, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(h) => head = h,
+            }
+        }
+    }
+
+    /// Takes every bio pushed so far (most recent first).
+    pub fn take_all(&self) -> BioChain<C> {
+        BioChain {
+            next: self.head.swap(ptr::null_mut(), Ordering::Acquire),
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<C: BioCtx> Drop for BioStack<C> {
+    fn drop(&mut self) {
+        for bio in self.take_all() {
+            drop(bio);
+        }
+    }
+}
+
+/// Bios taken from a [`BioStack`]; unconsumed ones are dropped with it.
+pub struct BioChain<C: BioCtx> {
+    next: *mut bindings::bio,
+    _p: PhantomData<C>,
+}
+
+impl<C: BioCtx> Iterator for BioChain<C> {
+    type Item = Bio<C>;
+
+    fn next(&mut self) -> Option<Bio<C>> {
+        let bio = NonNull::new(self.next)?.as_ptr();
+        // SAFETY: Every bio in the chain came from `Bio::into_raw` and is owned by the chain.
+        unsafe {
+            self.next = (*bio).bi_next;
+            (*bio).bi_next = ptr::null_mut();
+            Some(Bio::from_raw(bio))
+        }
+    }
+}
+
+impl<C: BioCtx> Drop for BioChain<C> {
+    fn drop(&mut self) {
+        for bio in self.by_ref() {
+            drop(bio);
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Thin safe wrappers over `kernel::bindings`.
+//!
+//! Everything rraid needs from C that the 6.12 `kernel` crate does not offer lives here: a
+//! blk-mq disk with queue data, limits and open/release ([`disk`]), started requests counted
+//! until their member I/O completes ([`request`]), member block devices opened exclusively
+//! ([`member`]), cloned and empty bios with a typed per-bio context ([`bio`]), sysfs directories
+//! ([`sysfs`]) and module references ([`module_ref`]).
+//!
+//! All of rraid's `unsafe` is in this folder; the RAID logic above it is safe Rust.
+
+pub mod bio;
+pub mod disk;
+pub mod member;
+pub mod module_ref;
+pub mod request;
+pub mod sysfs;
+pub mod workqueue;
+
+use kernel::{bindings, types::Opaque};
+
+/// A lockdep class key in static memory.
+///
+/// The 6.12 `LockClassKey` does not expose its pointer outside the `kernel` crate.
+pub struct LockKey(Opaque<bindings::lock_class_key>);
+
+// SAFETY: Lockdep only uses the key's address and synchronises its own use of the contents.
+unsafe impl Sync for LockKey {}
+
+impl LockKey {
+    /// A key; only meaningful in a `static`.
+    pub const fn new() -> Self {
+        Self(Opaque::uninit())
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut bindings::lock_class_key {
+        self.0.get()
+    }
+}
+
+/// A block-layer completion status (`blk_status_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlkStatus(u8);
+
+impl BlkStatus {
+    /// Success.
+    pub const OK: Self = Self(0);
+    /// The operation is not supported (`BLK_STS_NOTSUPP`).
+    pub const NOTSUPP: Self = Self(1);
+    /// Generic I/O error (`BLK_STS_IOERR`).
+    pub const IOERR: Self = Self(10);
+
+    /// Whether this is success.
+    pub fn is_ok(self) -> bool {
+        self.0 == 0
+    }
+
+    pub(crate) fn raw(self) -> bindings::blk_status_t {
+        self.0
+    }
+
+    pub(crate) fn from_raw(raw: bindings::blk_status_t) -> Self {
+        Self(raw)
+    }
+}
+
+/// The operation of a request or bio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqOp {
+    /// Read data.
+    Read,
+    /// Write data.
+    Write,
+    /// Flush the volatile write cache.
+    Flush,
+    /// Discard a range.
+    Discard,
+    /// Zero a range without data pages.
+    WriteZeroes,
+    /// Anything else; rraid fails it with [`BlkStatus::NOTSUPP`].
+    Other,
+}
+
+/// `REQ_OP_MASK`: the low bits of `blk_opf_t` hold the operation.
+const REQ_OP_MASK: u32 = (1 << bindings::REQ_OP_BITS) - 1;
+/// `REQ_FUA`.
+pub(crate) const REQ_FUA: u32 = 1 << bindings::req_flag_bits___REQ_FUA;
+/// `REQ_PREFLUSH`.
+pub(crate) const REQ_PREFLUSH: u32 = 1 << bindings::req_flag_bits___REQ_PREFLUSH;
+/// `REQ_NOUNMAP`.
+pub(crate) const REQ_NOUNMAP: u32 = 1 << bindings::req_flag_bits___REQ_NOUNMAP;
+/// `REQ_SYNC`.
+pub(crate) const REQ_SYNC: u32 = 1 << bindings::req_flag_bits___REQ_SYNC;
+
+impl ReqOp {
+    pub(crate) fn from_opf(opf: u32) -> Self {
+        match opf & REQ_OP_MASK {
+            bindings::req_op_REQ_OP_READ => Self::Read,
+            bindings::req_op_REQ_OP_WRITE => Self::Write,
+            bindings::req_op_REQ_OP_FLUSH => Self::Flush,
+            bindings::req_op_REQ_OP_DISCARD => Self::Discard,
+            bindings::req_op_REQ_OP_WRITE_ZEROES => Self::WriteZeroes,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// Flags that a range operation (discard, write-zeroes, flush) sent to a member carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeOp {
+    /// `REQ_OP_DISCARD`.
+    Discard,
+    /// `REQ_OP_WRITE_ZEROES`, with `REQ_NOUNMAP` when the caller asked for it.
+    WriteZeroes {
+        /// Keep the blocks allocated.
+        no_unmap: bool,
+    },
+    /// An empty `REQ_OP_WRITE | REQ_PREFLUSH`.
+    Flush,
+}
+
+impl RangeOp {
+    pub(crate) fn opf(self) -> u32 {
+        match self {
+            Self::Discard => bindings::req_op_REQ_OP_DISCARD,
+            Self::WriteZeroes { no_unmap } => {
+                bindings::req_op_REQ_OP_WRITE_ZEROES | if no_unmap { REQ_NOUNMAP } else { 0 }
+            }
+            Self::Flush => bindings::req_op_REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
+        }
+    }
+}
+
+/// `GFP_NOIO`: may sleep and reclaim, but must not recurse into I/O.
+pub(crate) const GFP_NOIO: bindings::gfp_t =
+    (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);

@@ -1,0 +1,232 @@
+//! Started blk-mq requests, counted until all of their member I/O has completed.
+//!
+//! A request stays with the driver from `queue_rq` until its last [`InflightRequest`] is
+//! dropped. Each piece of member I/O holds one, so the request completes exactly when the
+//! last piece does, with the first error any piece recorded. Work that must wait (a retry, or a
+//! later stripe read-compute-write) keeps a reference and completes the request later.
+
+use super::{BlkStatus, ReqOp, REQ_FUA};
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use kernel::{bindings, sync::Arc, sync::ArcBorrow, types::ForeignOwnable};
+
+/// Driver state kept in each request's PDU (`blk_mq_rq_to_pdu`).
+#[repr(C)]
+pub(crate) struct RqPdu {
+    /// Live [`InflightRequest`] references.
+    pending: AtomicU32,
+    /// First error recorded, or 0.
+    status: AtomicU8,
+}
+
+/// A counted reference to a started request whose queue data is an `Arc<T>`.
+///
+/// # Invariants
+///
+/// `rq` points to a request that was started with `blk_mq_start_request`, whose PDU is an
+/// initialised [`RqPdu`], and whose queue's `queuedata` came from `Arc<T>::into_foreign`.
+/// `pending` in the PDU counts the live `InflightRequest`s of this request, so it is at least 1
+/// while this one exists, and the request is not ended before that count reaches zero.
+pub struct InflightRequest<T: 'static> {
+    rq: NonNull<bindings::request>,
+    _p: PhantomData<Arc<T>>,
+}
+
+// SAFETY: The request may be completed from any context; all shared state is atomic.
+unsafe impl<T: Send + Sync> Send for InflightRequest<T> {}
+// SAFETY: As above; `&InflightRequest` only reads immutable request fields and atomics.
+unsafe impl<T: Send + Sync> Sync for InflightRequest<T> {}
+
+impl<T: 'static> InflightRequest<T> {
+    /// Starts `rq` and returns its first reference.
+    ///
+    /// # Safety
+    ///
+    /// `rq` is a request passed to `queue_rq` of a queue whose `queuedata` came from
+    /// `Arc<T>::into_foreign` and whose tag set's `cmd_size` is at least
+    /// `size_of::<RqPdu>()`. It has not been started.
+    pub(crate) unsafe fn start(rq: *mut bindings::request) -> Self {
+        // SAFETY: By the caller's contract `rq` is valid and not yet started.
+        unsafe { bindings::blk_mq_start_request(rq) };
+        // SAFETY: The PDU of a valid request is `cmd_size` bytes, enough for `RqPdu`, and
+        // suitably aligned (blk-mq places it after `struct request`).
+        let pdu = unsafe { bindings::blk_mq_rq_to_pdu(rq) }.cast::<RqPdu>();
+        // SAFETY: The driver owns the PDU of a request it was handed; nothing else reads it.
+        unsafe {
+            pdu.write(RqPdu {
+                pending: AtomicU32::new(1),
+                status: AtomicU8::new(0),
+            })
+        };
+        // INVARIANT: started, PDU initialised with `pending == 1` for this reference.
+        Self {
+            // SAFETY: `rq` is non-null by the caller's contract.
+            rq: unsafe { NonNull::new_unchecked(rq) },
+            _p: PhantomData,
+        }
+    }
+
+    fn pdu(&self) -> &RqPdu {
+        // SAFETY: By the type invariant the PDU is an initialised `RqPdu` that lives as long as
+        // the request, which lives at least as long as `self`.
+        unsafe { &*bindings::blk_mq_rq_to_pdu(self.rq.as_ptr()).cast::<RqPdu>() }
+    }
+
+    fn raw(&self) -> &bindings::request {
+        // SAFETY: By the type invariant the request is valid while `self` exists; the fields
+        // read through this reference are not changed while the driver owns the request.
+        unsafe { self.rq.as_ref() }
+    }
+
+    /// The queue data of the request's disk.
+    pub fn data(&self) -> ArcBorrow<'_, T> {
+        // SAFETY: By the type invariant `queuedata` came from `Arc<T>::into_foreign`, and the
+        // disk keeps that `Arc` until its queue is drained of requests, so past `self`.
+        unsafe { <Arc<T> as ForeignOwnable>::borrow((*self.raw().q).queuedata) }
+    }
+
+    /// First sector of the request.
+    pub fn sector(&self) -> u64 {
+        self.raw().__sector
+    }
+
+    /// Length of the request in sectors.
+    pub fn sectors(&self) -> u64 {
+        u64::from(self.raw().__data_len >> 9)
+    }
+
+    /// The request's operation.
+    pub fn op(&self) -> ReqOp {
+        ReqOp::from_opf(self.raw().cmd_flags)
+    }
+
+    /// Whether the request asks for forced unit access.
+    pub fn fua(&self) -> bool {
+        self.raw().cmd_flags & REQ_FUA != 0
+    }
+
+    /// Whether a write-zeroes request asks to keep the blocks allocated.
+    pub fn no_unmap(&self) -> bool {
+        self.raw().cmd_flags & super::REQ_NOUNMAP != 0
+    }
+
+    /// Records `status` as the request's result unless an error is already recorded.
+    pub fn set_error(&self, status: BlkStatus) {
+        if !status.is_ok() {
+            let _ = self.pdu().status.compare_exchange(
+                0,
+                status.raw(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+    }
+
+    /// The bios of the request, each with its own reference to the request.
+    pub fn bios(&self) -> RqBios<'_, T> {
+        RqBios {
+            rq: self,
+            next: self.raw().bio,
+        }
+    }
+}
+
+impl<T: 'static> Clone for InflightRequest<T> {
+    fn clone(&self) -> Self {
+        // Relaxed is enough: the caller already holds a reference, so the count cannot reach
+        // zero concurrently (as for `Arc::clone`).
+        self.pdu().pending.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: the count now includes the new reference.
+        Self {
+            rq: self.rq,
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<T: 'static> Drop for InflightRequest<T> {
+    fn drop(&mut self) {
+        let pdu = self.pdu();
+        if pdu.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        let status = pdu.status.load(Ordering::Acquire);
+        // SAFETY: This was the last reference, so all member I/O of the request is done and
+        // nothing else will touch it; ending it hands it back to blk-mq exactly once.
+        unsafe { bindings::blk_mq_end_request(self.rq.as_ptr(), status) };
+    }
+}
+
+/// Iterator over a request's bios; see [`InflightRequest::bios`].
+pub struct RqBios<'a, T: 'static> {
+    rq: &'a InflightRequest<T>,
+    next: *mut bindings::bio,
+}
+
+impl<T: 'static> Iterator for RqBios<'_, T> {
+    type Item = RqBio<T>;
+
+    fn next(&mut self) -> Option<RqBio<T>> {
+        let bio = NonNull::new(self.next)?;
+        // SAFETY: The bios of a request in flight stay linked and valid until it is ended,
+        // which cannot happen while `self.rq` is alive.
+        self.next = unsafe { bio.as_ref() }.bi_next;
+        // INVARIANT: `bio` belongs to the request referenced by the clone.
+        Some(RqBio {
+            rq: self.rq.clone(),
+            bio,
+        })
+    }
+}
+
+/// One bio of a request, holding the request (and so the bio) alive.
+///
+/// # Invariants
+///
+/// `bio` is one of `rq`'s bios; it stays valid while `rq` is held.
+pub struct RqBio<T: 'static> {
+    rq: InflightRequest<T>,
+    bio: NonNull<bindings::bio>,
+}
+
+// SAFETY: As for `InflightRequest`: the bio is only read, and the request is `Send`.
+unsafe impl<T: Send + Sync> Send for RqBio<T> {}
+// SAFETY: As above.
+unsafe impl<T: Send + Sync> Sync for RqBio<T> {}
+
+impl<T: 'static> RqBio<T> {
+    /// The request the bio belongs to.
+    pub fn request(&self) -> &InflightRequest<T> {
+        &self.rq
+    }
+
+    /// Another handle to the same bio.
+    pub fn clone_ref(&self) -> Self {
+        // INVARIANT: same bio, same request.
+        Self {
+            rq: self.rq.clone(),
+            bio: self.bio,
+        }
+    }
+
+    pub(crate) fn raw(&self) -> *mut bindings::bio {
+        self.bio.as_ptr()
+    }
+
+    fn iter(&self) -> bindings::bvec_iter {
+        // SAFETY: By the type invariant the bio is valid; its iterator is not advanced while
+        // the request is with the driver (clones advance their own copies).
+        unsafe { self.bio.as_ref() }.bi_iter
+    }
+
+    /// First array sector of the bio.
+    pub fn sector(&self) -> u64 {
+        self.iter().bi_sector
+    }
+
+    /// Length of the bio in sectors.
+    pub fn sectors(&self) -> u64 {
+        u64::from(self.iter().bi_size >> 9)
+    }
+}

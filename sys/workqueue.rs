@@ -1,0 +1,77 @@
+//! rraid's own workqueue, for work on the I/O path (read retries, later stripe handling).
+//!
+//! The system workqueue has no rescuer, so I/O that waits on it can deadlock under memory
+//! pressure; this one is `WQ_MEM_RECLAIM`. Destroying it at module exit also waits for any work
+//! still returning into module text.
+
+use core::ptr::NonNull;
+use kernel::{bindings, c_str, prelude::*, workqueue::Queue};
+
+/// The module's workqueue.
+///
+/// # Invariants
+///
+/// `wq` came from `alloc_workqueue` and is destroyed in `drop`. The module drops it only in its
+/// exit path, after every array (each of which holds a module reference) is gone, so
+/// [`QueueRef`]s held by arrays never outlive it.
+pub struct ModuleQueue {
+    wq: NonNull<bindings::workqueue_struct>,
+}
+
+// SAFETY: Workqueues may be used and destroyed from any thread.
+unsafe impl Send for ModuleQueue {}
+// SAFETY: As above.
+unsafe impl Sync for ModuleQueue {}
+
+impl ModuleQueue {
+    /// Allocates the queue.
+    pub fn new() -> Result<Self> {
+        // SAFETY: The format is a NUL-terminated string with no conversions.
+        let wq = unsafe {
+            bindings::alloc_workqueue(
+                c_str!("rraid").as_char_ptr(),
+                bindings::wq_flags_WQ_MEM_RECLAIM,
+                0,
+            )
+        };
+        // INVARIANT: allocated above.
+        Ok(Self {
+            wq: NonNull::new(wq).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// A handle for arrays.
+    pub fn handle(&self) -> QueueRef {
+        QueueRef { wq: self.wq }
+    }
+}
+
+impl Drop for ModuleQueue {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant; this drains pending work first.
+        unsafe { bindings::destroy_workqueue(self.wq.as_ptr()) };
+    }
+}
+
+/// A handle to the module's workqueue, valid while the module is loaded.
+///
+/// # Invariants
+///
+/// See [`ModuleQueue`]: the queue outlives every holder.
+#[derive(Clone, Copy)]
+pub struct QueueRef {
+    wq: NonNull<bindings::workqueue_struct>,
+}
+
+// SAFETY: As for `ModuleQueue`.
+unsafe impl Send for QueueRef {}
+// SAFETY: As for `ModuleQueue`.
+unsafe impl Sync for QueueRef {}
+
+impl QueueRef {
+    /// The queue.
+    pub fn get(&self) -> &Queue {
+        // SAFETY: By the type invariant the queue is valid while `self` exists.
+        unsafe { Queue::from_raw(self.wq.as_ptr()) }
+    }
+}
