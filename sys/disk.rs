@@ -18,6 +18,9 @@ use kernel::{
 
 /// Lock class of rraid queues' internal locks.
 static DISK_KEY: super::LockKey = super::LockKey::new();
+/// Lock class of rraid's flush queues: a member's flush completion ends an rraid flush inside
+/// the member's flush lock, which lockdep would otherwise take for recursion (as nvme-loop).
+static FQ_KEY: super::LockKey = super::LockKey::new();
 
 /// What a disk's owner does for it.
 pub trait DiskOps: Send + Sync + Sized + 'static {
@@ -294,7 +297,7 @@ impl<T: DiskOps> Vtable<T> {
         timeout: None,
         poll: None,
         complete: None,
-        init_hctx: None,
+        init_hctx: Some(init_hctx_trampoline),
         exit_hctx: None,
         init_request: None,
         exit_request: None,
@@ -321,6 +324,19 @@ unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
     let rq = unsafe { InflightRequest::<T>::start((*bd).rq) };
     T::queue_rq(rq);
     bindings::BLK_STS_OK as bindings::blk_status_t
+}
+
+/// # Safety
+///
+/// Called by blk-mq for each hardware context of a queue set up by [`Disk::add`].
+unsafe extern "C" fn init_hctx_trampoline(
+    hctx: *mut bindings::blk_mq_hw_ctx,
+    _data: *mut core::ffi::c_void,
+    _idx: core::ffi::c_uint,
+) -> core::ffi::c_int {
+    // SAFETY: `hctx` is being initialised and has its flush queue; the key is static.
+    unsafe { bindings::blk_mq_hctx_set_fq_lock_class(hctx, FQ_KEY.as_ptr()) };
+    0
 }
 
 /// # Safety
