@@ -313,3 +313,87 @@ ext4_check() {
 sha_head() {
 	head -c "$2" "$1" | sha256sum | cut -d' ' -f1
 }
+
+# zero DEV...: overwrites whole devices with zeroes (members that must start out identical).
+zero() {
+	for z in "$@"; do
+		zb=$(dev_bytes "$z")
+		if [ $((zb % 1048576)) -eq 0 ]; then
+			dd if=/dev/zero of="$z" bs=1M count=$((zb / 1048576)) oflag=direct 2>/dev/null
+		else
+			dd if=/dev/zero of="$z" bs=4096 count=$((zb / 4096)) oflag=direct 2>/dev/null
+		fi || { fail "zeroing $z"; return 1; }
+	done
+}
+
+# --- device mapper ---------------------------------------------------------------------------
+
+# dm_linear NAME DEV [SECTORS]: /dev/mapper/NAME, a linear map of DEV's first SECTORS.
+dm_linear() {
+	sec=${3:-$(blockdev --getsz "$2")}
+	dmsetup create "$1" --table "0 $sec linear $2 0" || { fail "dmsetup create $1"; return 1; }
+	[ -b "/dev/mapper/$1" ] || dmsetup mknodes "$1"
+	[ -b "/dev/mapper/$1" ] || { fail "/dev/mapper/$1 missing"; return 1; }
+}
+
+# dm_to_error NAME: swaps NAME's table for the error target: every I/O to it fails from now on.
+dm_to_error() {
+	sec=$(blockdev --getsz "/dev/mapper/$1")
+	dmsetup load "$1" --table "0 $sec error" || { fail "dmsetup load $1 error"; return 1; }
+	dmsetup resume "$1" || { fail "dmsetup resume $1"; return 1; }
+	dmsetup table "$1" | grep -q ' error' || { fail "$1 table is not error"; return 1; }
+}
+
+# --- bad input -------------------------------------------------------------------------------
+
+# snapshot: what a rejected control write must leave unchanged.
+snapshot() {
+	ls /sys/block
+	ls /dev | grep rraid
+	ls /sys/kernel/rraid 2>&1
+	cat /sys/module/rraid/refcnt 2>&1
+	for h in /sys/block/*/holders; do
+		echo "$h: $(ls "$h")"
+	done
+	for a in /sys/block/rraid*/rraid; do
+		[ -d "$a" ] || continue
+		for f in "$a"/array_state "$a"/degraded "$a"/dev-*/state; do
+			echo "$f: $(cat "$f")"
+		done
+	done
+}
+
+# bad_write ERRNO FILE DESC < DATA: one write() of DATA to FILE must fail with ERRNO (or with one
+# of "EA|EB" where either answer is right), leave exactly one "rraid:" line in dmesg and change
+# nothing (snapshot).
+bad_write() {
+	bw_want=$1 bw_file=$2 bw_desc=$3
+	snapshot >"$T_DIR/snap.before"
+	dmesg -c >/dev/null
+	bw_got=$("$SYSFS_WRITE" "$bw_file")
+	bw_lines=$(rraid_lines)
+	snapshot >"$T_DIR/snap.after"
+	echo "write $bw_desc to $bw_file: $bw_got; dmesg:"
+	dmesg | grep '^rraid:' | sed 's/^/    /'
+	case "|$bw_want|" in
+	*"|$bw_got|"*) ;;
+	*) fail "write $bw_desc to $bw_file: got $bw_got, expected $bw_want"; return 1 ;;
+	esac
+	[ "$bw_lines" -eq 1 ] ||
+		{ fail "write $bw_desc to $bw_file: $bw_lines 'rraid:' lines in dmesg, expected 1"; return 1; }
+	cmp -s "$T_DIR/snap.before" "$T_DIR/snap.after" || {
+		diff "$T_DIR/snap.before" "$T_DIR/snap.after"
+		fail "write $bw_desc to $bw_file changed state (see log)"
+		return 1
+	}
+}
+
+# expect_err ERRNO FILE TEXT: bad_write of "TEXT\n".
+expect_err() {
+	printf '%s\n' "$3" | bad_write "$1" "$2" "'$3'"
+}
+
+# expect_create_err ERRNO LINE: a create line that must be refused with ERRNO.
+expect_create_err() {
+	expect_err "$1" "$RRAID_SYS/create" "$2"
+}
