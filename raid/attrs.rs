@@ -127,13 +127,16 @@ impl SysfsOps for MemberAttrs {
             pr_err!("{}: {}: unsupported state change '{}'\n", name, member, cmd);
             return Err(EINVAL);
         }
-        self.array.fail_member(self.slot).map(|_| ()).map_err(|e| {
-            pr_err!(
-                "{}: cannot fail {}: the array would lose data\n",
-                name,
-                member
-            );
-            e
-        })
+        self.array
+            .fail_member(self.slot)
+            .map(|_| ())
+            .inspect_err(|_| {
+                pr_err!(
+                    "{}: cannot fail {}: the array would lose data\n",
+                    name,
+                    member
+                );
+                e
+            })
     }
 }
