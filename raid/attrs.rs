@@ -136,7 +136,6 @@ impl SysfsOps for MemberAttrs {
                     name,
                     member
                 );
-                e
             })
     }
 }
