@@ -94,6 +94,7 @@ impl Array {
     }
 
     /// Clones `[offset, offset + len)` of `src` to `member` at `sector` and sends it.
+    #[expect(clippy::too_many_arguments)]
     fn send_clone(
         &self,
         src: &RqBio<Array>,

@@ -153,7 +153,6 @@ impl_has_work! {
 const BIOSET_POOL: u32 = 64;
 
 impl Array {
-    #[expect(clippy::too_many_arguments)]
     fn new(
         name: ArrayName,
         level: Level,

@@ -303,6 +303,12 @@ impl<C: BioCtx> BioStack<C> {
     }
 }
 
+impl<C: BioCtx> Default for BioStack<C> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<C: BioCtx> Drop for BioStack<C> {
     fn drop(&mut self) {
         for bio in self.take_all() {

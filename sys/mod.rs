@@ -37,6 +37,12 @@ impl LockKey {
     }
 }
 
+impl Default for LockKey {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A block-layer completion status (`blk_status_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlkStatus(u8);

@@ -213,6 +213,9 @@ unsafe fn slot_data<'a, T: SysfsOps>(attr: *mut bindings::kobj_attribute) -> (&'
     (unsafe { &*slot.data.cast::<T>() }, slot.idx)
 }
 
+/// # Safety
+///
+/// Called by sysfs for a file registered by [`SysfsDir::new`] for `T`.
 unsafe extern "C" fn show_trampoline<T: SysfsOps>(
     _kobj: *mut bindings::kobject,
     attr: *mut bindings::kobj_attribute,
@@ -229,6 +232,9 @@ unsafe extern "C" fn show_trampoline<T: SysfsOps>(
     }
 }
 
+/// # Safety
+///
+/// As for [`show_trampoline`].
 unsafe extern "C" fn store_trampoline<T: SysfsOps>(
     _kobj: *mut bindings::kobject,
     attr: *mut bindings::kobj_attribute,
