@@ -4,9 +4,10 @@
 //! requests are mapped through the layout engines in `layout/` onto member block devices.
 //! All contact with C is in `sys/`; `raid/` holds the arrays, `layout/` the pure arithmetic.
 
-use kernel::prelude::*;
+use kernel::{c_str, prelude::*};
 
 pub mod layout;
+pub mod parity;
 pub mod raid;
 pub mod sys;
 
@@ -19,7 +20,9 @@ module! {
 }
 
 struct Rraid {
-    // Dropped first: no array exists at exit, since each holds a module reference.
+    _parity: sys::sysfs::SysfsDir<raid::engines::Engines>,
+    // Dropped after `parity`, its subdirectory. No array exists at exit, since each holds a
+    // module reference.
     _control: sys::sysfs::SysfsDir<raid::control::Control>,
     // Dropped last: waits for queued work to leave module text.
     _wq: sys::workqueue::ModuleQueue,
@@ -28,9 +31,12 @@ struct Rraid {
 impl kernel::Module for Rraid {
     fn init(module: &'static ThisModule) -> Result<Self> {
         let wq = sys::workqueue::ModuleQueue::new()?;
+        let engines = KBox::pin(raid::engines::Engines::select()?, GFP_KERNEL)?;
         let control = raid::control::register(module, wq.handle())?;
+        let parity = sys::sysfs::SysfsDir::new(&control.as_parent(), c_str!("parity"), engines)?;
         pr_info!("loaded\n");
         Ok(Self {
+            _parity: parity,
             _control: control,
             _wq: wq,
         })

@@ -17,10 +17,7 @@ pub const BENCH_DATA: usize = 8;
 pub const BENCH_BLOCK: usize = 4096;
 
 /// Scratch memory that [`self_test`], [`bench`] and [`select`] need, in bytes.
-pub const SCRATCH_BYTES: usize = max(
-    (TEST_DATA + 6) * TEST_BLOCK,
-    (BENCH_DATA + 4) * BENCH_BLOCK,
-);
+pub const SCRATCH_BYTES: usize = max((TEST_DATA + 6) * TEST_BLOCK, (BENCH_DATA + 4) * BENCH_BLOCK);
 
 const fn max(a: usize, b: usize) -> usize {
     if a > b {
@@ -231,8 +228,13 @@ pub fn bench(
             break;
         }
     }
-    let bytes = (iters as u128) * ((N * B) as u128);
-    Ok((bytes * 1_000_000_000 / (elapsed.max(1) as u128)).min(u64::MAX as u128) as u64)
+    // u64 only: the kernel has no 128-bit division (`__udivti3`).
+    let bytes = iters.saturating_mul((N * B) as u64);
+    let ns = elapsed.max(1);
+    Ok(match bytes.checked_mul(1_000_000_000) {
+        Some(scaled) => scaled / ns,
+        None => bytes / (ns / 1_000_000_000).max(1),
+    })
 }
 
 /// What [`select`] found out about one implementation.

@@ -6,6 +6,7 @@
 
 pub mod attrs;
 pub mod control;
+pub mod engines;
 pub mod io;
 pub mod parse;
 

@@ -10,6 +10,7 @@
 
 pub mod bio;
 pub mod disk;
+pub mod fpu;
 pub mod member;
 pub mod module_ref;
 pub mod request;
