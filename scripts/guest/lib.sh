@@ -7,7 +7,10 @@
 #   - tears down whatever the test left (mounts, rraid arrays, md arrays, dm devices, brd,
 #     null_blk) and fails the test if that teardown fails,
 #   - fails the test if dmesg holds BUG, WARNING, Oops, panic, refcount_t or similar,
-#   - prints the reasons and the log's tail, then exactly `PASS: NAME` or `FAIL: NAME`.
+#   - prints the reasons and the log's tail, then exactly `PASS: NAME` or `FAIL: NAME`,
+#   - bounds test + teardown by T_TIMEOUT seconds (default 300); a test past it is reported as
+#     FAIL with the kernel log's tail, and the group ends there (the stuck task cannot be
+#     killed); scripts/vm-test then counts the tests that never ran as failed.
 # A function fails by calling `fail REASON` (which returns 1; write `... || return 1` or
 # `fail ...; return 1`) or by returning non-zero. t_summary prints `N passed, N failed` and
 # returns non-zero when a test failed or none ran.
@@ -63,10 +66,33 @@ t_run() {
 	: >"$T_DIR/notes"
 	dmesg -c >/dev/null
 	t_start=$(date +%s)
-	("$@") >>"$T_LOG" 2>&1
+	# A watchdog bounds the test plus its teardown. Past T_TIMEOUT the test is stuck (usually in
+	# the kernel, where it cannot be killed): report it, end the group, let the boot end.
+	t_timed_out=0
+	trap 't_timed_out=1' USR1
+	(sleep "${T_TIMEOUT:-300}" && kill -USR1 $$) &
+	t_dog=$!
+	("$@") >>"$T_LOG" 2>&1 &
+	t_wait $!
 	rc=$?
-	[ $rc -eq 0 ] || [ -s "$T_REASONS" ] || echo "test function returned $rc" >>"$T_REASONS"
-	t_teardown >>"$T_LOG" 2>&1 || echo "teardown failed (see log)" >>"$T_REASONS"
+	[ $t_timed_out -eq 1 ] || [ $rc -eq 0 ] || [ -s "$T_REASONS" ] ||
+		echo "test function returned $rc" >>"$T_REASONS"
+	if [ $t_timed_out -eq 0 ]; then
+		t_teardown >>"$T_LOG" 2>&1 &
+		t_wait $! || echo "teardown failed (see log)" >>"$T_REASONS"
+	fi
+	kill $t_dog 2>/dev/null
+	trap - USR1
+	if [ $t_timed_out -eq 1 ]; then
+		echo "timed out after ${T_TIMEOUT:-300}s (T_TIMEOUT); the group stops here" >>"$T_REASONS"
+		dmesg | tail -80 | sed 's/^/  dmesg| /' >>"$T_LOG"
+		tail -100 "$T_LOG" | sed 's/^/  log| /'
+		sed 's/^/  reason: /' "$T_REASONS"
+		echo "FAIL: $t_name"
+		T_FAILED=$((T_FAILED + 1))
+		t_summary
+		exit 1
+	fi
 	bad=$(dmesg | grep -v '^rraid:' | grep -E "$DMESG_BAD" | head -5)
 	if [ -n "$bad" ]; then
 		echo "dmesg holds kernel errors:" >>"$T_REASONS"
@@ -86,6 +112,17 @@ t_run() {
 		T_PASSED=$((T_PASSED + 1))
 	fi
 	return 0
+}
+
+# t_wait PID: waits for PID; returns its status, or 255 when the watchdog fired first.
+t_wait() {
+	while :; do
+		wait "$1"
+		tw_rc=$?
+		[ $t_timed_out -eq 1 ] && return 255
+		# wait also returns (above 128) when a trapped signal arrives; then PID still runs.
+		kill -0 "$1" 2>/dev/null || return $tw_rc
+	done
 }
 
 # t_summary: the group's closing line; non-zero when anything failed or nothing ran.
