@@ -6,3 +6,6 @@
 
 #[path = "../layout/mod.rs"]
 pub mod layout;
+
+#[path = "../parity/mod.rs"]
+pub mod parity;
