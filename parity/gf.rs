@@ -41,7 +41,12 @@ const fn build_log() -> [u8; 256] {
 /// Multiplies `a` by 2 (the generator).
 #[inline]
 pub const fn mul2(a: u8) -> u8 {
-    (a << 1) ^ (if a & 0x80 != 0 { (POLY & 0xff) as u8 } else { 0 })
+    (a << 1)
+        ^ (if a & 0x80 != 0 {
+            (POLY & 0xff) as u8
+        } else {
+            0
+        })
 }
 
 /// Multiplies two field elements.

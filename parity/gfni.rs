@@ -116,7 +116,10 @@ pq_kernel!(
     pq_x2,
     gfni_pq,
     128,
-    [("zmm0", "zmm4", "zmm8", "0"), ("zmm1", "zmm5", "zmm9", "64")],
+    [
+        ("zmm0", "zmm4", "zmm8", "0"),
+        ("zmm1", "zmm5", "zmm9", "64")
+    ],
     64,
     [("zmm0", "zmm4", "zmm8", "0")]
 );
@@ -148,7 +151,10 @@ recov2_kernel!(
     gfni_recov2,
     matrices,
     128,
-    [("zmm0", "zmm1", "zmm2", "0"), ("zmm3", "zmm4", "zmm5", "64")],
+    [
+        ("zmm0", "zmm1", "zmm2", "0"),
+        ("zmm3", "zmm4", "zmm5", "64")
+    ],
     64,
     [("zmm0", "zmm1", "zmm2", "0")]
 );

@@ -145,7 +145,11 @@ fn t_known_answers(e: Engine) {
     let (mut p, mut q) = (vec![0u8; len], vec![0u8; len]);
     e.gen_syndrome(FPU, &refs(&d), &mut p, &mut q).unwrap();
     assert!(p.iter().all(|&b| b == 0x80));
-    assert!(q.iter().all(|&b| b == 0x1d), "Q = {:#x}, not md's field", q[0]);
+    assert!(
+        q.iter().all(|&b| b == 0x1d),
+        "Q = {:#x}, not md's field",
+        q[0]
+    );
     // Constants that tell the fields apart: g^k * c for many k and c, against the definition.
     let mut rng = Rng(0x1234_5678);
     for n in [1, 3, 8, 13, 32, 40] {
@@ -167,7 +171,8 @@ fn t_known_answers(e: Engine) {
             .map(|i| data[i].as_slice())
             .collect();
         let (mut dx, mut dy) = (vec![0u8; 64], vec![0u8; 64]);
-        e.recover_2data(FPU, x, y, &surv, &rp, &rq, &mut dx, &mut dy).unwrap();
+        e.recover_2data(FPU, x, y, &surv, &rp, &rq, &mut dx, &mut dy)
+            .unwrap();
         assert_eq!((&dx, &dy), (&data[x], &data[y]), "x={x} y={y}");
     }
 }
@@ -259,10 +264,7 @@ fn t_rejects(e: Engine) {
         e.gen_syndrome(FPU, &[&good], &mut p, &mut q64),
         Err(Error::LengthMismatch)
     );
-    assert_eq!(
-        e.gen_syndrome(FPU, &[], &mut p, &mut q),
-        Err(Error::NoData)
-    );
+    assert_eq!(e.gen_syndrome(FPU, &[], &mut p, &mut q), Err(Error::NoData));
     assert_eq!(e.xor_gen(FPU, &mut p, &[]), Err(Error::NoData));
     let many: Vec<&[u8]> = (0..256).map(|_| good.as_slice()).collect();
     assert_eq!(
@@ -312,7 +314,8 @@ fn t_recovery(e: Engine) {
             let surv: Vec<&[u8]> = (0..n).filter(|&i| i != x).map(|i| d[i]).collect();
             let mut p2 = rng.block(len);
             dx.fill(0x5a);
-            e.recover_data_q(FPU, x, &surv, &q, &mut dx, &mut p2).unwrap();
+            e.recover_data_q(FPU, x, &surv, &q, &mut dx, &mut p2)
+                .unwrap();
             assert_eq!(dx, data[x], "data+P n={n} x={x}");
             assert_eq!(p2, p, "data+P, P, n={n} x={x}");
             // Data + Q lost: D_x from P, Q regenerated.
@@ -324,10 +327,7 @@ fn t_recovery(e: Engine) {
             assert_eq!(q2, q, "data+Q, Q, n={n} x={x}");
             // Two data blocks.
             for y in x + 1..n {
-                let surv: Vec<&[u8]> = (0..n)
-                    .filter(|&i| i != x && i != y)
-                    .map(|i| d[i])
-                    .collect();
+                let surv: Vec<&[u8]> = (0..n).filter(|&i| i != x && i != y).map(|i| d[i]).collect();
                 dx.fill(1);
                 dy.fill(2);
                 e.recover_2data(FPU, x, y, &surv, &p, &q, &mut dx, &mut dy)
@@ -352,16 +352,14 @@ fn t_recovery(e: Engine) {
             .unwrap();
         let (mut dx, mut dy) = (vec![0u8; len], vec![0u8; len]);
         for (x, y) in [(0, 1), (0, n - 1), (31, 32), (n / 2, n - 2), (n - 2, n - 1)] {
-            let surv: Vec<&[u8]> = (0..n)
-                .filter(|&i| i != x && i != y)
-                .map(|i| d[i])
-                .collect();
+            let surv: Vec<&[u8]> = (0..n).filter(|&i| i != x && i != y).map(|i| d[i]).collect();
             e.recover_2data(FPU, x, y, &surv, &p, &q, &mut dx, &mut dy)
                 .unwrap();
             assert_eq!((&dx, &dy), (&data[x], &data[y]), "2data n={n} x={x} y={y}");
             let surv: Vec<&[u8]> = (0..n).filter(|&i| i != y).map(|i| d[i]).collect();
             let mut p2 = vec![0u8; len];
-            e.recover_data_q(FPU, y, &surv, &q, &mut dx, &mut p2).unwrap();
+            e.recover_data_q(FPU, y, &surv, &q, &mut dx, &mut p2)
+                .unwrap();
             assert_eq!((&dx, &p2), (&data[y], &p), "data+P n={n} y={y}");
         }
     }
@@ -380,7 +378,13 @@ fn t_rmw(e: Engine) {
         let ranges: Vec<(usize, usize)> = if n <= 32 {
             (0..n).flat_map(|s| (s..n).map(move |t| (s, t))).collect()
         } else {
-            vec![(0, n - 1), (0, 32), (5, 40.min(n - 1)), (31, 33), (n - 1, n - 1)]
+            vec![
+                (0, n - 1),
+                (0, 32),
+                (5, 40.min(n - 1)),
+                (31, 33),
+                (n - 1, n - 1),
+            ]
         };
         for (start, stop) in ranges {
             let mut new = old.clone();
@@ -415,8 +419,17 @@ fn t_bench_helper(e: Engine) {
     let t0 = std::time::Instant::now();
     let clock = move || t0.elapsed().as_nanos() as u64;
     for op in parity::Op::ALL {
-        let bps = parity::bench(e.imp(), op, &features(), FPU, &clock, &mut scratch, 1_000_000, 50)
-            .unwrap();
+        let bps = parity::bench(
+            e.imp(),
+            op,
+            &features(),
+            FPU,
+            &clock,
+            &mut scratch,
+            1_000_000,
+            50,
+        )
+        .unwrap();
         assert!(bps > 0, "{op:?}");
     }
 }
@@ -432,7 +445,8 @@ mod raid6 {
     #[repr(C)]
     pub struct Calls {
         pub gen_syndrome: Option<unsafe extern "C" fn(c_int, usize, *mut *mut c_void)>,
-        pub xor_syndrome: Option<unsafe extern "C" fn(c_int, c_int, c_int, usize, *mut *mut c_void)>,
+        pub xor_syndrome:
+            Option<unsafe extern "C" fn(c_int, c_int, c_int, usize, *mut *mut c_void)>,
         pub valid: Option<unsafe extern "C" fn() -> c_int>,
         pub name: *const c_char,
         pub priority: c_int,
@@ -590,7 +604,11 @@ fn t_raid6_oracle(e: Engine) {
                     unsafe { (g.gen_syndrome.unwrap())((n + 2) as i32, len, ptrs.as_mut_ptr()) };
                     let name = raid6::name(g.name);
                     assert_eq!(bufs[n].as_slice(), &p[..], "P vs {name} n={n} len={len}");
-                    assert_eq!(bufs[n + 1].as_slice(), &q[..], "Q vs {name} n={n} len={len}");
+                    assert_eq!(
+                        bufs[n + 1].as_slice(),
+                        &q[..],
+                        "Q vs {name} n={n} len={len}"
+                    );
                 }
             }
             // RMW against lib/raid6's xor_syndrome on a middle range.
@@ -661,7 +679,11 @@ fn t_raid6_oracle(e: Engine) {
     if e.imp().name == "scalar" {
         let names: Vec<String> = gens.iter().map(|g| raid6::name(g.name)).collect();
         let rnames: Vec<String> = recovs.iter().map(|g| raid6::name(g.name)).collect();
-        println!("    lib/raid6 oracle: {} (recovery: {})", names.join(" "), rnames.join(" "));
+        println!(
+            "    lib/raid6 oracle: {} (recovery: {})",
+            names.join(" "),
+            rnames.join(" ")
+        );
         println!("    raid6.a: {}", env!("RRAID_RAID6_A"));
     }
 }
@@ -701,7 +723,10 @@ fn main() {
                 continue;
             }
             let Ok(engine) = Engine::new(imp, &cpu) else {
-                println!("test {full} ... SKIPPED (CPU lacks the features of {})", imp.name);
+                println!(
+                    "test {full} ... SKIPPED (CPU lacks the features of {})",
+                    imp.name
+                );
                 skipped += 1;
                 continue;
             };
