@@ -37,6 +37,7 @@ macro_rules! avx2_xor {
 /// Horner template. Lanes: (P, Q, temporary, byte offset). ymm14 holds 0x1d bytes, ymm15 zero.
 macro_rules! avx2_pq {
     ($stride:literal; $(($p:literal, $q:literal, $t:literal, $o:literal)),*) => { concat!(
+        "# no fused recovery here ({x} unused)\n",
         "vpbroadcastb ymm14, byte ptr [{k}]\n",
         "vpxor xmm15, xmm15, xmm15\n",
         "2:\n",
@@ -181,6 +182,7 @@ xor_kernel!(
 pq_kernel!(
     pq_x1,
     avx2_pq,
+    nibbles,
     32,
     [("ymm0", "ymm4", "ymm8", "0")],
     32,
@@ -189,6 +191,7 @@ pq_kernel!(
 pq_kernel!(
     pq_x2,
     avx2_pq,
+    nibbles,
     64,
     [
         ("ymm0", "ymm4", "ymm8", "0"),
@@ -200,6 +203,7 @@ pq_kernel!(
 pq_kernel!(
     pq_x4,
     avx2_pq,
+    nibbles,
     128,
     [
         ("ymm0", "ymm4", "ymm8", "0"),
@@ -241,6 +245,7 @@ pub(super) static AVX2X1: Impl = Impl {
     priority: 20,
     valid,
     simd: true,
+    fused_recov: false,
     xor: xor_x1,
     pq: pq_x1,
     recov2: recov2_x1,
@@ -253,6 +258,7 @@ pub(super) static AVX2X2: Impl = Impl {
     priority: 21,
     valid,
     simd: true,
+    fused_recov: false,
     xor: xor_x2,
     pq: pq_x2,
     recov2: recov2_x2,
@@ -265,6 +271,7 @@ pub(super) static AVX2X4: Impl = Impl {
     priority: 22,
     valid,
     simd: true,
+    fused_recov: false,
     xor: xor_x4,
     pq: pq_x4,
     recov2: recov2_x2,

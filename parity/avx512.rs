@@ -10,21 +10,31 @@ fn valid(f: &CpuFeatures) -> bool {
     f.avx && f.avx2 && f.avx512f && f.avx512bw && f.avx512vl
 }
 
-/// XOR template. Lanes: (accumulator, byte offset).
+/// XOR template. Lanes: (accumulator, temporary, byte offset). Sources are taken two at a time
+/// (one load and one three-way `vpternlogq` with a memory operand per pair and lane).
 macro_rules! avx512_xor {
-    ($stride:literal; $(($r:literal, $o:literal)),*) => { concat!(
+    ($stride:literal; $(($r:literal, $t:literal, $o:literal)),*) => { concat!(
         "2:\n",
         "mov r11, qword ptr [{ptrs}]\n",
         $("vmovdqu64 ", $r, ", zmmword ptr [r11 + r8 + ", $o, "]\n",)*
         "mov r10d, 1\n",
-        "cmp r10, {n}\n",
-        "jae 5f\n",
+        "lea r9, [{n} - 1]\n",
+        "cmp r10, r9\n",
+        "jae 4f\n",
         "6:\n",
         "mov r11, qword ptr [{ptrs} + r10*8]\n",
-        $("vpxorq ", $r, ", ", $r, ", zmmword ptr [r11 + r8 + ", $o, "]\n",)*
-        "inc r10\n",
-        "cmp r10, {n}\n",
+        "mov r9, qword ptr [{ptrs} + r10*8 + 8]\n",
+        $("vmovdqu64 ", $t, ", zmmword ptr [r11 + r8 + ", $o, "]\n",)*
+        $("vpternlogq ", $r, ", ", $t, ", zmmword ptr [r9 + r8 + ", $o, "], 0x96\n",)*
+        "add r10, 2\n",
+        "lea r9, [{n} - 1]\n",
+        "cmp r10, r9\n",
         "jb 6b\n",
+        "4:\n",
+        "cmp r10, {n}\n",
+        "jae 5f\n",
+        "mov r11, qword ptr [{ptrs} + r10*8]\n",
+        $("vpxorq ", $r, ", ", $r, ", zmmword ptr [r11 + r8 + ", $o, "]\n",)*
         "5:\n",
         $("vmovdqu64 zmmword ptr [{dst} + r8 + ", $o, "], ", $r, "\n",)*
         "add r8, ", $stride, "\n",
@@ -35,10 +45,16 @@ macro_rules! avx512_xor {
 }
 
 /// Horner template. Lanes: (P, Q, temporary, data, mask register, byte offset). zmm31 holds
-/// 0x1d bytes.
+/// 0x1d bytes; zmm16..zmm20 the nibble tables and mask of a fused recovery.
 macro_rules! avx512_pq {
     ($stride:literal; $(($p:literal, $q:literal, $t:literal, $d:literal, $k:literal, $o:literal)),*) => { concat!(
         "vpbroadcastb zmm31, byte ptr [{k}]\n",
+        "mov r11, qword ptr [{x} + 16]\n",
+        "vbroadcasti32x4 zmm16, xmmword ptr [r11]\n",
+        "vbroadcasti32x4 zmm17, xmmword ptr [r11 + 16]\n",
+        "vbroadcasti32x4 zmm18, xmmword ptr [r11 + 32]\n",
+        "vbroadcasti32x4 zmm19, xmmword ptr [r11 + 48]\n",
+        "vpbroadcastb zmm20, byte ptr [r11 + 64]\n",
         "2:\n",
         "test {flags}, 1\n",
         "jz 3f\n",
@@ -82,6 +98,27 @@ macro_rules! avx512_pq {
         $("vpxorq ", $p, ", ", $p, ", zmmword ptr [{p} + r8 + ", $o, "]\n",)*
         $("vpxorq ", $q, ", ", $q, ", zmmword ptr [{q} + r8 + ", $o, "]\n",)*
         "9:\n",
+        "test {flags}, 8\n",
+        "jz 14f\n",
+        "mov r11, qword ptr [{x}]\n",
+        "mov r10, qword ptr [{x} + 8]\n",
+        $("vpxorq ", $p, ", ", $p, ", zmmword ptr [r11 + r8 + ", $o, "]\n",)*
+        $("vpxorq ", $q, ", ", $q, ", zmmword ptr [r10 + r8 + ", $o, "]\n",)*
+        $("vpsrlw ", $t, ", ", $p, ", 4\n",)*
+        $("vpandq ", $d, ", ", $p, ", zmm20\n",)*
+        $("vpandq ", $t, ", ", $t, ", zmm20\n",)*
+        $("vpshufb ", $d, ", zmm16, ", $d, "\n",)*
+        $("vpshufb ", $t, ", zmm17, ", $t, "\n",)*
+        $("vpxorq ", $d, ", ", $d, ", ", $t, "\n",)*
+        $("vpsrlw ", $t, ", ", $q, ", 4\n",)*
+        $("vpandq ", $q, ", ", $q, ", zmm20\n",)*
+        $("vpandq ", $t, ", ", $t, ", zmm20\n",)*
+        $("vpshufb ", $q, ", zmm18, ", $q, "\n",)*
+        $("vpshufb ", $t, ", zmm19, ", $t, "\n",)*
+        $("vpternlogq ", $d, ", ", $q, ", ", $t, ", 0x96\n",)*
+        $("vpxorq ", $q, ", ", $p, ", ", $d, "\n",)*
+        $("vmovdqa64 ", $p, ", ", $d, "\n",)*
+        "14:\n",
         "test {flags}, 4\n",
         "jnz 12f\n",
         $("vmovdqu64 zmmword ptr [{p} + r8 + ", $o, "], ", $p, "\n",)*
@@ -153,32 +190,68 @@ macro_rules! avx512_mul {
     )};
 }
 
-xor_kernel!(xor_x1, avx512_xor, 64, [("zmm0", "0")], 64, [("zmm0", "0")]);
+xor_kernel!(
+    xor_x1,
+    avx512_xor,
+    64,
+    [("zmm0", "zmm8", "0")],
+    64,
+    [("zmm0", "zmm8", "0")]
+);
 xor_kernel!(
     xor_x2,
     avx512_xor,
     128,
-    [("zmm0", "0"), ("zmm1", "64")],
+    [("zmm0", "zmm8", "0"), ("zmm1", "zmm9", "64")],
     64,
-    [("zmm0", "0")]
+    [("zmm0", "zmm8", "0")]
 );
 xor_kernel!(
     xor_x4,
     avx512_xor,
     256,
     [
-        ("zmm0", "0"),
-        ("zmm1", "64"),
-        ("zmm2", "128"),
-        ("zmm3", "192")
+        ("zmm0", "zmm8", "0"),
+        ("zmm1", "zmm9", "64"),
+        ("zmm2", "zmm10", "128"),
+        ("zmm3", "zmm11", "192")
     ],
     64,
-    [("zmm0", "0")]
+    [("zmm0", "zmm8", "0")]
 );
+
+xor_kernel!(
+    xor_x8,
+    avx512_xor,
+    512,
+    [
+        ("zmm0", "zmm8", "0"),
+        ("zmm1", "zmm9", "64"),
+        ("zmm2", "zmm10", "128"),
+        ("zmm3", "zmm11", "192"),
+        ("zmm4", "zmm12", "256"),
+        ("zmm5", "zmm13", "320"),
+        ("zmm6", "zmm14", "384"),
+        ("zmm7", "zmm15", "448")
+    ],
+    64,
+    [("zmm0", "zmm8", "0")]
+);
+
+/// XOR with the unroll that pays for the stripe: eight vectors per step while the sources fit in
+/// L1 with room to spare, four beyond (fewer lines in flight per source when they come from L2).
+pub(super) fn xor_auto(job: &mut super::XorJob<'_, '_>) {
+    if job.srcs.len() <= 8 {
+        xor_x8(job)
+    } else {
+        xor_x4(job)
+    }
+}
 
 pq_kernel!(
     pq_x1,
     avx512_pq,
+    nibbles,
     64,
     [("zmm0", "zmm4", "zmm8", "zmm12", "k1", "0")],
     64,
@@ -187,6 +260,7 @@ pq_kernel!(
 pq_kernel!(
     pq_x2,
     avx512_pq,
+    nibbles,
     128,
     [
         ("zmm0", "zmm4", "zmm8", "zmm12", "k1", "0"),
@@ -198,6 +272,7 @@ pq_kernel!(
 pq_kernel!(
     pq_x4,
     avx512_pq,
+    nibbles,
     256,
     [
         ("zmm0", "zmm4", "zmm8", "zmm12", "k1", "0"),
@@ -253,6 +328,7 @@ pub(super) static AVX512X1: Impl = Impl {
     priority: 30,
     valid,
     simd: true,
+    fused_recov: true,
     xor: xor_x1,
     pq: pq_x1,
     recov2: recov2_x1,
@@ -265,6 +341,7 @@ pub(super) static AVX512X2: Impl = Impl {
     priority: 31,
     valid,
     simd: true,
+    fused_recov: true,
     xor: xor_x2,
     pq: pq_x2,
     recov2: recov2_x2,
@@ -277,7 +354,8 @@ pub(super) static AVX512X4: Impl = Impl {
     priority: 32,
     valid,
     simd: true,
-    xor: xor_x4,
+    fused_recov: true,
+    xor: xor_auto,
     pq: pq_x4,
     recov2: recov2_x4,
     mulc: mul_x1,

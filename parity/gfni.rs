@@ -10,10 +10,14 @@ fn valid(f: &CpuFeatures) -> bool {
     f.avx && f.avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.gfni
 }
 
-/// Horner template. Lanes: (P, Q, data, byte offset). zmm31 holds the matrix of 2.
+/// Horner template. Lanes: (P, Q, data, byte offset). zmm31 holds the matrix of 2; zmm29 and
+/// zmm30 the matrices of a fused recovery's `a` and `b`.
 macro_rules! gfni_pq {
     ($stride:literal; $(($p:literal, $q:literal, $d:literal, $o:literal)),*) => { concat!(
         "vpbroadcastq zmm31, qword ptr [{k} + 8]\n",
+        "mov r11, qword ptr [{x} + 16]\n",
+        "vpbroadcastq zmm29, qword ptr [r11]\n",
+        "vpbroadcastq zmm30, qword ptr [r11 + 8]\n",
         "2:\n",
         "test {flags}, 1\n",
         "jz 3f\n",
@@ -52,6 +56,18 @@ macro_rules! gfni_pq {
         $("vpxorq ", $p, ", ", $p, ", zmmword ptr [{p} + r8 + ", $o, "]\n",)*
         $("vpxorq ", $q, ", ", $q, ", zmmword ptr [{q} + r8 + ", $o, "]\n",)*
         "9:\n",
+        "test {flags}, 8\n",
+        "jz 14f\n",
+        "mov r11, qword ptr [{x}]\n",
+        "mov r10, qword ptr [{x} + 8]\n",
+        $("vpxorq ", $p, ", ", $p, ", zmmword ptr [r11 + r8 + ", $o, "]\n",)*
+        $("vpxorq ", $q, ", ", $q, ", zmmword ptr [r10 + r8 + ", $o, "]\n",)*
+        $("vgf2p8affineqb ", $d, ", ", $p, ", zmm29, 0\n",)*
+        $("vgf2p8affineqb ", $q, ", ", $q, ", zmm30, 0\n",)*
+        $("vpxorq ", $d, ", ", $d, ", ", $q, "\n",)*
+        $("vpxorq ", $q, ", ", $p, ", ", $d, "\n",)*
+        $("vmovdqa64 ", $p, ", ", $d, "\n",)*
+        "14:\n",
         "test {flags}, 4\n",
         "jnz 12f\n",
         $("vmovdqu64 zmmword ptr [{p} + r8 + ", $o, "], ", $p, "\n",)*
@@ -107,6 +123,7 @@ macro_rules! gfni_mul {
 pq_kernel!(
     pq_x1,
     gfni_pq,
+    matrices,
     64,
     [("zmm0", "zmm4", "zmm8", "0")],
     64,
@@ -115,6 +132,7 @@ pq_kernel!(
 pq_kernel!(
     pq_x2,
     gfni_pq,
+    matrices,
     128,
     [
         ("zmm0", "zmm4", "zmm8", "0"),
@@ -126,6 +144,7 @@ pq_kernel!(
 pq_kernel!(
     pq_x4,
     gfni_pq,
+    matrices,
     256,
     [
         ("zmm0", "zmm4", "zmm8", "0"),
@@ -181,6 +200,7 @@ pub(super) static GFNI512X1: Impl = Impl {
     priority: 40,
     valid,
     simd: true,
+    fused_recov: true,
     xor: avx512::xor_x1,
     pq: pq_x1,
     recov2: recov2_x1,
@@ -193,6 +213,7 @@ pub(super) static GFNI512X2: Impl = Impl {
     priority: 41,
     valid,
     simd: true,
+    fused_recov: true,
     xor: avx512::xor_x2,
     pq: pq_x2,
     recov2: recov2_x2,
@@ -205,7 +226,8 @@ pub(super) static GFNI512X4: Impl = Impl {
     priority: 42,
     valid,
     simd: true,
-    xor: avx512::xor_x4,
+    fused_recov: true,
+    xor: avx512::xor_auto,
     pq: pq_x4,
     recov2: recov2_x4,
     mulc: mul_x1,

@@ -180,6 +180,8 @@ pub struct Impl {
     pub valid: fn(&CpuFeatures) -> bool,
     /// Whether it uses vector registers, so must run inside [`Fpu::run`].
     pub simd: bool,
+    /// Whether `pq` can finish a two-data recovery in the same pass ([`PqJob::recov`]).
+    fused_recov: bool,
     xor: fn(&mut XorJob<'_, '_>),
     pq: fn(&mut PqJob<'_, '_>),
     recov2: fn(&mut Recov2Job<'_>),
@@ -271,30 +273,46 @@ enum PqMode {
     Xor,
 }
 
+/// The end of a fused two-data recovery: with the syndromes of the survivors in registers,
+/// `P' = p ^ Pxy`, `Q' = q ^ Qxy`, `Dx = a*P' ^ b*Q'` and `Dy = P' ^ Dx` are stored in place of
+/// Pxy and Qxy.
+#[derive(Clone, Copy)]
+struct FusedRecov<'s> {
+    p: &'s [u8],
+    q: &'s [u8],
+    a: u8,
+    b: u8,
+}
+
 /// One Horner pass over `srcs` (ascending block indices, processed from the highest down):
-/// for each source, `q = g*q ^ D`, `p ^= D`; then `q *= g^shift`.
+/// for each source, `q = g*q ^ D`, `p ^= D`; then `q *= g^shift`; then, with `recov`, the
+/// two-data recovery step of [`FusedRecov`].
 ///
 /// # Invariants
 ///
 /// - `1 <= srcs.len() <= GROUP`, `shift <= MAX_DATA`;
-/// - `start < end`, both multiples of [`GRANULE`], and every block is at least `end` long.
+/// - `start < end`, both multiples of [`GRANULE`], and every block is at least `end` long;
+/// - with `recov`, `p` is present and `mode` is not [`PqMode::Xor`].
 struct PqJob<'s, 'd> {
     srcs: &'s [&'s [u8]],
     p: Option<&'d mut [u8]>,
     q: &'d mut [u8],
     mode: PqMode,
     shift: usize,
+    recov: Option<FusedRecov<'s>>,
     start: usize,
     end: usize,
 }
 
 impl<'s, 'd> PqJob<'s, 'd> {
+    #[expect(clippy::too_many_arguments)]
     fn new(
         srcs: &'s [&'s [u8]],
         p: Option<&'d mut [u8]>,
         q: &'d mut [u8],
         mode: PqMode,
         shift: usize,
+        recov: Option<FusedRecov<'s>>,
         start: usize,
         end: usize,
     ) -> Option<Self> {
@@ -304,7 +322,10 @@ impl<'s, 'd> PqJob<'s, 'd> {
             && range_ok(start, end)
             && q.len() >= end
             && p.as_ref().is_none_or(|p| p.len() >= end)
-            && srcs.iter().all(|s| s.len() >= end);
+            && srcs.iter().all(|s| s.len() >= end)
+            && recov.is_none_or(|r| {
+                p.is_some() && mode != PqMode::Xor && r.p.len() >= end && r.q.len() >= end
+            });
         // INVARIANT: checked just above.
         ok.then_some(PqJob {
             srcs,
@@ -312,6 +333,7 @@ impl<'s, 'd> PqJob<'s, 'd> {
             q,
             mode,
             shift,
+            recov,
             start,
             end,
         })
@@ -428,6 +450,9 @@ fn eq_len(len: usize, other: usize) -> Result<(), Error> {
 
 /// The byte length of one FPU section for blocks of `len` bytes, `blocks` of them touched.
 fn segment_len(len: usize, blocks: usize) -> usize {
+    if len.saturating_mul(blocks) <= SECTION_BYTES {
+        return len;
+    }
     let per = SECTION_BYTES / blocks.max(1);
     let per = (per / GRANULE * GRANULE).max(GRANULE);
     per.min(len)
@@ -473,12 +498,13 @@ impl Engine {
 
     /// Runs `f` once per segment `start..end` of a `len`-byte block, inside an FPU section when
     /// the implementation needs one. Stops at the first error.
-    fn sections(
+    #[inline]
+    fn sections<F: FnMut(usize, usize) -> Result<(), Error>>(
         &self,
         fpu: &dyn Fpu,
         len: usize,
         blocks: usize,
-        f: &mut dyn FnMut(usize, usize) -> Result<(), Error>,
+        mut f: F,
     ) -> Result<(), Error> {
         let seg = segment_len(len, blocks);
         let mut start = 0;
@@ -523,11 +549,15 @@ impl Engine {
     /// Horner's rule over runs of present blocks (ascending), from the highest block down, with
     /// the missing indices between and below the runs multiplied in as zero blocks. `Q` gets the
     /// syndrome of the present blocks, `P` their XOR; both are zero when no block is present.
+    ///
+    /// With `recov`, the last pass also finishes a two-data recovery ([`FusedRecov`]); there
+    /// must be at least one present block then.
     fn pq_runs(
         &self,
         runs: &[Run<'_>],
         mut p: Option<&mut [u8]>,
         q: &mut [u8],
+        recov: Option<FusedRecov<'_>>,
         start: usize,
         end: usize,
     ) -> Result<(), Error> {
@@ -542,7 +572,7 @@ impl Engine {
                 let chunk = blocks.get(lo..hi).ok_or(Error::BadIndex)?;
                 if let Some((prev_lo, prev)) = pending.take() {
                     let shift = prev_lo - (base + hi);
-                    self.pq_one(prev, p.as_deref_mut(), q, mode, shift, start, end)?;
+                    self.pq_one(prev, p.as_deref_mut(), q, mode, shift, None, start, end)?;
                     mode = PqMode::Carry;
                 }
                 pending = Some((base + lo, chunk));
@@ -550,7 +580,8 @@ impl Engine {
             }
         }
         match pending {
-            Some((lo, chunk)) => self.pq_one(chunk, p, q, mode, lo, start, end),
+            Some((lo, chunk)) => self.pq_one(chunk, p, q, mode, lo, recov, start, end),
+            None if recov.is_some() => Err(Error::NoData),
             None => {
                 if let Some(p) = p {
                     p.get_mut(start..end).ok_or(Error::BadIndex)?.fill(0);
@@ -569,10 +600,12 @@ impl Engine {
         q: &mut [u8],
         mode: PqMode,
         shift: usize,
+        recov: Option<FusedRecov<'_>>,
         start: usize,
         end: usize,
     ) -> Result<(), Error> {
-        let mut job = PqJob::new(srcs, p, q, mode, shift, start, end).ok_or(Error::BadIndex)?;
+        let mut job =
+            PqJob::new(srcs, p, q, mode, shift, recov, start, end).ok_or(Error::BadIndex)?;
         (self.imp.pq)(&mut job);
         Ok(())
     }
@@ -585,7 +618,7 @@ impl Engine {
         if srcs.is_empty() {
             return Err(Error::NoData);
         }
-        self.sections(fpu, len, srcs.len() + 1, &mut |s, e| {
+        self.sections(fpu, len, srcs.len() + 1, |s, e| {
             self.xor_groups(srcs, None, dst, false, s, e)
         })
     }
@@ -598,7 +631,7 @@ impl Engine {
         if srcs.is_empty() {
             return Ok(());
         }
-        self.sections(fpu, len, srcs.len() + 1, &mut |s, e| {
+        self.sections(fpu, len, srcs.len() + 1, |s, e| {
             self.xor_groups(srcs, None, dst, true, s, e)
         })
     }
@@ -617,8 +650,8 @@ impl Engine {
         same_len(len, data)?;
         check_count(0, data.len())?;
         let runs = [(0, data)];
-        self.sections(fpu, len, data.len() + 2, &mut |s, e| {
-            self.pq_runs(&runs, Some(&mut *p), q, s, e)
+        self.sections(fpu, len, data.len() + 2, |s, e| {
+            self.pq_runs(&runs, Some(&mut *p), q, None, s, e)
         })
     }
 
@@ -629,8 +662,8 @@ impl Engine {
         same_len(len, data)?;
         check_count(0, data.len())?;
         let runs = [(0, data)];
-        self.sections(fpu, len, data.len() + 1, &mut |s, e| {
-            self.pq_runs(&runs, None, q, s, e)
+        self.sections(fpu, len, data.len() + 1, |s, e| {
+            self.pq_runs(&runs, None, q, None, s, e)
         })
     }
 
@@ -658,10 +691,10 @@ impl Engine {
         eq_len(len, q.len())?;
         same_len(len, data)?;
         check_count(start, data.len())?;
-        self.sections(fpu, len, data.len() + 2, &mut |s, e| {
+        self.sections(fpu, len, data.len() + 2, |s, e| {
             for (k, chunk) in data.chunks(GROUP).enumerate() {
                 let base = start + k * GROUP;
-                let mut job = PqJob::new(chunk, Some(&mut *p), q, PqMode::Xor, base, s, e)
+                let mut job = PqJob::new(chunk, Some(&mut *p), q, PqMode::Xor, base, None, s, e)
                     .ok_or(Error::BadIndex)?;
                 (self.imp.pq)(&mut job);
             }
@@ -683,7 +716,7 @@ impl Engine {
         eq_len(len, p.len())?;
         same_len(len, survivors)?;
         check_count(0, survivors.len() + 1)?;
-        self.sections(fpu, len, survivors.len() + 2, &mut |s, e| {
+        self.sections(fpu, len, survivors.len() + 2, |s, e| {
             self.xor_groups(survivors, Some(p), dx, false, s, e)
         })
     }
@@ -714,9 +747,9 @@ impl Engine {
         let (below, above) = survivors.split_at(x);
         let runs = [(0, below), (x + 1, above)];
         let c = gf::inv(gf::exp(x));
-        self.sections(fpu, len, n + 2, &mut |s, e| {
+        self.sections(fpu, len, n + 2, |s, e| {
             // dx = Qx (Q without block x), p = P without block x.
-            self.pq_runs(&runs, Some(&mut *p), dx, s, e)?;
+            self.pq_runs(&runs, Some(&mut *p), dx, None, s, e)?;
             let mut job = MulJob::new(q, dx, c, s, e).ok_or(Error::BadIndex)?;
             (self.imp.mulc)(&mut job);
             let d: &[u8] = dx;
@@ -755,9 +788,16 @@ impl Engine {
         let (between, above) = rest.split_at(y - x - 1);
         let runs = [(0, below), (x + 1, between), (y + 1, above)];
         let (a, b) = gf::recov2_coefficients(x, y);
-        self.sections(fpu, len, n + 2, &mut |s, e| {
+        if self.imp.fused_recov && !survivors.is_empty() {
+            // One pass: the syndromes of the survivors stay in registers for the last step.
+            let recov = Some(FusedRecov { p, q, a, b });
+            return self.sections(fpu, len, n + 2, |s, e| {
+                self.pq_runs(&runs, Some(&mut *dx), dy, recov, s, e)
+            });
+        }
+        self.sections(fpu, len, n + 2, |s, e| {
             // dx = Pxy, dy = Qxy: the syndromes without blocks x and y.
-            self.pq_runs(&runs, Some(&mut *dx), dy, s, e)?;
+            self.pq_runs(&runs, Some(&mut *dx), dy, None, s, e)?;
             let mut job = Recov2Job::new(p, q, dx, dy, a, b, s, e).ok_or(Error::BadIndex)?;
             (self.imp.recov2)(&mut job);
             Ok(())

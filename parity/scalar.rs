@@ -52,6 +52,7 @@ fn xor(job: &mut XorJob<'_, '_>) {
 }
 
 fn pq(job: &mut PqJob<'_, '_>) {
+    let tables = job.recov.map(|r| (table(r.a), table(r.b), r.p, r.q));
     for off in (job.start..job.end).step_by(8) {
         let (mut p, mut q) = match job.mode {
             PqMode::Carry => (job.p.as_deref().map_or(0, |p| rd(p, off)), rd(job.q, off)),
@@ -68,6 +69,19 @@ fn pq(job: &mut PqJob<'_, '_>) {
         if job.mode == PqMode::Xor {
             p ^= job.p.as_deref().map_or(0, |p| rd(p, off));
             q ^= rd(job.q, off);
+        }
+        if let Some((ta, tb, rp, rq)) = &tables {
+            // Two-data recovery: p and q become Dx and Dy.
+            let px = (p ^ rd(rp, off)).to_ne_bytes();
+            let qx = (q ^ rd(rq, off)).to_ne_bytes();
+            let mut dx = [0u8; 8];
+            let mut dy = [0u8; 8];
+            for i in 0..8 {
+                dx[i] = ta[px[i] as usize] ^ tb[qx[i] as usize];
+                dy[i] = px[i] ^ dx[i];
+            }
+            p = u64::from_ne_bytes(dx);
+            q = u64::from_ne_bytes(dy);
         }
         if let Some(pb) = job.p.as_deref_mut() {
             wr(pb, off, p);
@@ -122,6 +136,7 @@ pub(super) const SCALAR: Impl = Impl {
     priority: 0,
     valid,
     simd: false,
+    fused_recov: true,
     xor,
     pq,
     recov2,

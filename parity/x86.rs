@@ -8,7 +8,7 @@
 //! # Register conventions of the templates
 //!
 //! General registers: `r8` is the byte offset, advanced by the stride until it reaches `{end}`;
-//! `r10` counts sources and `r11` holds the current source pointer. Named operands hold the
+//! `r10` counts sources and `r11` (and `r9` in XOR loops) hold the current source pointers. Named operands hold the
 //! inputs. Vector registers are named literally in the templates; they are declared clobbered
 //! with `clobber_abi("C")`, which covers every caller-saved vector and mask register that the
 //! compiler itself may use under the enabled target features. On the kernel's soft-float target
@@ -31,6 +31,10 @@ pub(super) const PQ_LOAD: usize = 1;
 pub(super) const PQ_XOR: usize = 2;
 /// Flag of a Horner loop: there is no P to store.
 pub(super) const PQ_NO_P: usize = 4;
+/// Flag of a Horner loop: finish a two-data recovery before storing ([`FusedRecov`]).
+///
+/// [`FusedRecov`]: super::FusedRecov
+pub(super) const PQ_RECOV: usize = 8;
 
 /// Splits `start..end` into an unrolled part `start..mid` (a multiple of `stride`) and a tail.
 pub(super) fn split(start: usize, end: usize, stride: usize) -> (usize, usize, usize) {
@@ -38,91 +42,103 @@ pub(super) fn split(start: usize, end: usize, stride: usize) -> (usize, usize, u
     (start, mid, end)
 }
 
-/// The raw operands of a XOR loop: `dst = ptrs[0] ^ ... ^ ptrs[n - 1]`.
+/// Fills `ptrs` with the sources of a XOR loop, `dst = ptrs[0] ^ ... ^ ptrs[n - 1]`, and
+/// returns `n` and `dst`. (Filled in place: returning the array by value costs a memcpy per call.)
 ///
-/// # Invariants
-///
-/// `1 <= n <= GROUP + 2`; each of `ptrs[..n]` and `dst` is valid for reads of the job's `end`
-/// bytes, `dst` for writes too, for as long as the job is borrowed. `dst` may be among the
-/// sources (accumulation); each loop iteration reads all sources before it stores.
-pub(super) struct XorPtrs {
-    pub(super) ptrs: [*const u8; GROUP + 2],
-    pub(super) n: usize,
-    pub(super) dst: *mut u8,
-}
-
-impl XorPtrs {
-    pub(super) fn new(job: &mut XorJob<'_, '_>) -> XorPtrs {
-        let mut ptrs = [core::ptr::null(); GROUP + 2];
-        let mut n = 0;
-        let dst = job.dst.as_mut_ptr();
-        let mut push = |p: *const u8| {
-            if let Some(slot) = ptrs.get_mut(n) {
-                *slot = p;
-                n += 1;
-            }
-        };
-        if job.acc {
-            push(dst);
+/// The result satisfies: `1 <= n <= GROUP + 2`; each of `ptrs[..n]` and `dst` is valid for
+/// reads of the job's `end` bytes, `dst` for writes too, for as long as the job is borrowed.
+/// `dst` may be among the sources (accumulation); each loop iteration reads all sources before
+/// it stores.
+pub(super) fn xor_ptrs(
+    job: &mut XorJob<'_, '_>,
+    ptrs: &mut [*const u8; GROUP + 2],
+) -> (usize, *mut u8) {
+    let mut n = 0;
+    let dst = job.dst.as_mut_ptr();
+    let mut push = |p: *const u8| {
+        if let Some(slot) = ptrs.get_mut(n) {
+            *slot = p;
+            n += 1;
         }
-        if let Some(f) = job.first {
-            push(f.as_ptr());
-        }
-        for s in job.srcs {
-            push(s.as_ptr());
-        }
-        // INVARIANT: `XorJob` holds at most GROUP sources plus `acc` and `first`, at least one of
-        // them, all at least `end` long.
-        XorPtrs { ptrs, n, dst }
+    };
+    if job.acc {
+        push(dst);
     }
+    if let Some(f) = job.first {
+        push(f.as_ptr());
+    }
+    for s in job.srcs.iter().rev() {
+        push(s.as_ptr());
+    }
+    // `XorJob` holds at most GROUP sources plus `acc` and `first`, at least one of them, all at
+    // least `end` long.
+    (n, dst)
 }
 
-/// The raw operands of a Horner loop.
+/// The raw operands of a Horner loop, besides the source pointers.
 ///
 /// # Invariants
 ///
-/// `1 <= n <= GROUP`; `ptrs[..n]` are the job's sources, highest block first, valid for reads
-/// of the job's `end` bytes; `p` and `q` are valid for reads and writes of `end` bytes (`p` is
-/// `q` and never stored when the job has no P, which `flags` then says).
-pub(super) struct PqPtrs {
-    pub(super) ptrs: [*const u8; GROUP],
+/// Built by [`pq_ptrs`] from a [`PqJob`]: `1 <= n <= GROUP`; the first `n` source pointers are
+/// the job's sources, highest block first, valid for reads of the job's `end` bytes; `p` and `q`
+/// are valid for reads and writes of `end` bytes (`p` is `q` and never stored when the job has
+/// no P, which `flags` then says). `x` holds the recovery's P and Q pointers, valid for reads
+/// of `end` bytes when `flags` has [`PQ_RECOV`] (else `q`, never read), and the address of its
+/// constants (filled in by the kernel).
+pub(super) struct PqArgs {
     pub(super) n: usize,
     pub(super) p: *mut u8,
     pub(super) q: *mut u8,
     pub(super) flags: usize,
     pub(super) shift: usize,
+    pub(super) x: [usize; 3],
+    pub(super) coef: Option<(u8, u8)>,
 }
 
-impl PqPtrs {
-    pub(super) fn new(job: &mut PqJob<'_, '_>) -> PqPtrs {
-        let mut ptrs = [core::ptr::null(); GROUP];
-        let mut n = 0;
-        for (slot, s) in ptrs.iter_mut().zip(job.srcs.iter().rev()) {
-            *slot = s.as_ptr();
-            n += 1;
+/// Recovery constants for Horner loops without a recovery: never read, but a valid address.
+pub(super) static NO_RECOV: Consts = Consts([0; 128]);
+
+/// Fills `ptrs` with the sources of a Horner loop, highest block first, and returns the other
+/// operands.
+pub(super) fn pq_ptrs(job: &mut PqJob<'_, '_>, ptrs: &mut [*const u8; GROUP]) -> PqArgs {
+    let mut n = 0;
+    for (slot, s) in ptrs.iter_mut().zip(job.srcs.iter().rev()) {
+        *slot = s.as_ptr();
+        n += 1;
+    }
+    let q = job.q.as_mut_ptr();
+    let mut flags = match job.mode {
+        PqMode::Fresh => 0,
+        PqMode::Carry => PQ_LOAD,
+        PqMode::Xor => PQ_XOR,
+    };
+    let p = match job.p.as_deref_mut() {
+        Some(p) => p.as_mut_ptr(),
+        None => {
+            flags |= PQ_NO_P;
+            q
         }
-        let q = job.q.as_mut_ptr();
-        let mut flags = match job.mode {
-            PqMode::Fresh => 0,
-            PqMode::Carry => PQ_LOAD,
-            PqMode::Xor => PQ_XOR,
-        };
-        let p = match job.p.as_deref_mut() {
-            Some(p) => p.as_mut_ptr(),
-            None => {
-                flags |= PQ_NO_P;
-                q
-            }
-        };
-        // INVARIANT: `PqJob` holds 1..=GROUP sources and blocks at least `end` long.
-        PqPtrs {
-            ptrs,
-            n,
-            p,
-            q,
-            flags,
-            shift: job.shift,
+    };
+    let (x, coef) = match job.recov {
+        Some(r) => {
+            flags |= PQ_RECOV;
+            (
+                [r.p.as_ptr() as usize, r.q.as_ptr() as usize, 0],
+                Some((r.a, r.b)),
+            )
         }
+        None => ([q as usize, q as usize, 0], None),
+    };
+    // INVARIANT: `PqJob` holds 1..=GROUP sources and blocks at least `end` long, and recovery
+    // blocks at least `end` long.
+    PqArgs {
+        n,
+        p,
+        q,
+        flags,
+        shift: job.shift,
+        x,
+        coef,
     }
 }
 
@@ -165,10 +181,11 @@ impl Consts {
 macro_rules! xor_kernel {
     ($name:ident, $tmpl:ident, $stride:literal, [$($lane:tt),*], $tstride:literal, [$($tlane:tt),*]) => {
         pub(super) fn $name(job: &mut super::XorJob<'_, '_>) {
-            let a = super::x86::XorPtrs::new(job);
+            let mut ptrs = [core::ptr::null(); super::GROUP + 2];
+            let (n, dst) = super::x86::xor_ptrs(job, &mut ptrs);
             let (s, m, e) = super::x86::split(job.start, job.end, $stride);
             if s < m {
-                // SAFETY: by the invariants of `XorJob` and `XorPtrs`, every pointer in
+                // SAFETY: by the invariant of `XorJob` and what `xor_ptrs` returns, every pointer in
                 // `ptrs[..n]` and `dst` is valid for bytes `s..m` (within the job's range), `dst`
                 // for writes; the template only touches those bytes. The registers it writes are
                 // declared (`r8`, `r10`, `r11`, and the vector registers through
@@ -178,11 +195,12 @@ macro_rules! xor_kernel {
                 unsafe {
                     core::arch::asm!(
                         $tmpl!($stride; $($lane),*),
-                        ptrs = in(reg) a.ptrs.as_ptr(),
-                        n = in(reg) a.n,
-                        dst = in(reg) a.dst,
+                        ptrs = in(reg) ptrs.as_ptr(),
+                        n = in(reg) n,
+                        dst = in(reg) dst,
                         end = in(reg) m,
                         inout("r8") s => _,
+                        out("r9") _,
                         out("r10") _,
                         out("r11") _,
                         clobber_abi("C"),
@@ -195,11 +213,12 @@ macro_rules! xor_kernel {
                 unsafe {
                     core::arch::asm!(
                         $tmpl!($tstride; $($tlane),*),
-                        ptrs = in(reg) a.ptrs.as_ptr(),
-                        n = in(reg) a.n,
-                        dst = in(reg) a.dst,
+                        ptrs = in(reg) ptrs.as_ptr(),
+                        n = in(reg) n,
+                        dst = in(reg) dst,
                         end = in(reg) e,
                         inout("r8") m => _,
+                        out("r9") _,
                         out("r10") _,
                         out("r11") _,
                         clobber_abi("C"),
@@ -213,16 +232,27 @@ macro_rules! xor_kernel {
 
 /// Defines a Horner (P+Q) kernel from a template macro, its main and tail strides and lanes.
 macro_rules! pq_kernel {
-    ($name:ident, $tmpl:ident, $stride:literal, [$($lane:tt),*], $tstride:literal, [$($tlane:tt),*]) => {
+    ($name:ident, $tmpl:ident, $consts:ident, $stride:literal, [$($lane:tt),*], $tstride:literal, [$($tlane:tt),*]) => {
         pub(super) fn $name(job: &mut super::PqJob<'_, '_>) {
-            let a = super::x86::PqPtrs::new(job);
+            let mut ptrs = [core::ptr::null(); super::GROUP];
+            let mut a = super::x86::pq_ptrs(job, &mut ptrs);
+            let local;
+            a.x[2] = match a.coef {
+                Some((ca, cb)) => {
+                    local = super::x86::Consts::$consts(ca, cb);
+                    local.0.as_ptr() as usize
+                }
+                None => super::x86::NO_RECOV.0.as_ptr() as usize,
+            };
             let (s, m, e) = super::x86::split(job.start, job.end, $stride);
             let k = super::x86::PQ_CONSTS.as_ptr();
             if s < m {
-                // SAFETY: by the invariants of `PqJob` and `PqPtrs`, every pointer in
+                // SAFETY: by the invariants of `PqJob` and `PqArgs`, every pointer in
                 // `ptrs[..n]`, `p` and `q` is valid for bytes `s..m` (within the job's range),
-                // `p` and `q` for writes; `k` points to the 16 bytes of `PQ_CONSTS`. The template
-                // only touches those bytes, and stores P only without `PQ_NO_P`. The registers it
+                // `p` and `q` for writes; `k` points to the 16 bytes of `PQ_CONSTS`, `x` to three
+                // words: the recovery's P and Q (valid for the same bytes, read only with
+                // `PQ_RECOV`) and 128 bytes of constants. The template only touches those bytes,
+                // and stores P only without `PQ_NO_P`. The registers it
                 // writes are declared (`r8`, `r10`, `r11`, and the vector and mask registers
                 // through `clobber_abi`); it does not use the stack. The engine only calls this
                 // kernel after the implementation's `valid()` accepted the CPU, and inside an FPU
@@ -230,13 +260,14 @@ macro_rules! pq_kernel {
                 unsafe {
                     core::arch::asm!(
                         $tmpl!($stride; $($lane),*),
-                        ptrs = in(reg) a.ptrs.as_ptr(),
+                        ptrs = in(reg) ptrs.as_ptr(),
                         n = in(reg) a.n,
                         p = in(reg) a.p,
                         q = in(reg) a.q,
                         flags = in(reg) a.flags,
                         shift = in(reg) a.shift,
                         k = in(reg) k,
+                        x = in(reg) a.x.as_ptr(),
                         end = in(reg) m,
                         inout("r8") s => _,
                         out("r10") _,
@@ -251,13 +282,14 @@ macro_rules! pq_kernel {
                 unsafe {
                     core::arch::asm!(
                         $tmpl!($tstride; $($tlane),*),
-                        ptrs = in(reg) a.ptrs.as_ptr(),
+                        ptrs = in(reg) ptrs.as_ptr(),
                         n = in(reg) a.n,
                         p = in(reg) a.p,
                         q = in(reg) a.q,
                         flags = in(reg) a.flags,
                         shift = in(reg) a.shift,
                         k = in(reg) k,
+                        x = in(reg) a.x.as_ptr(),
                         end = in(reg) e,
                         inout("r8") m => _,
                         out("r10") _,

@@ -637,7 +637,8 @@ fn main() {
         "raid6.a has no usable SIMD routines"
     );
     // What raid6_select_algo() picks here: the highest-priority valid generator.
-    let best_gen = *gens.iter().max_by_key(|g| g.priority).unwrap();
+    // The first valid entry of its table, ordered fastest first (avx512x4 on this kind of CPU).
+    let best_gen = gens[0];
     set_raid6_call(best_gen);
     let rounds = rounds();
     let names: Vec<&str> = IMPLS
@@ -680,8 +681,18 @@ fn main() {
     println!("{header}");
     println!("{}", "-".repeat(header.len()));
 
+    // BENCH_REGIME=hot|stream and BENCH_N=8 narrow the run (for tuning); the default is all.
+    let regime = std::env::var("BENCH_REGIME").unwrap_or_default();
+    let only_n: Option<usize> = std::env::var("BENCH_N").ok().and_then(|s| s.parse().ok());
+    let only_op = std::env::var("BENCH_OP").unwrap_or_default();
     for stream in [false, true] {
+        if (regime == "hot" && stream) || (regime == "stream" && !stream) {
+            continue;
+        }
         for n in [4usize, 8, 16] {
+            if only_n.is_some_and(|o| o != n) {
+                continue;
+            }
             let stripes = if stream {
                 (256 << 20) / (n * BLOCK) + 1
             } else {
@@ -696,6 +707,9 @@ fn main() {
             cross_check(&arena, &t, &gens, &recs, &gftbls);
             let hot_iters = ((64 << 20) / (n * BLOCK)).max(1);
             for op in [Op::Xor, Op::Gen, Op::Rmw, Op::Recov] {
+                if !only_op.is_empty() && format!("{op:?}").to_lowercase() != only_op {
+                    continue;
+                }
                 let mut cands = candidates(op, &arena, &t, &cpu, &gens, &recs, &gftbls, stream);
                 // Warm-up: one pass of everything.
                 for c in cands.iter_mut() {
