@@ -248,7 +248,7 @@ impl<'s, 'd> XorJob<'s, 'd> {
             && (acc || first.is_some() || !srcs.is_empty())
             && range_ok(start, end)
             && dst.len() >= end
-            && first.is_none_or(|f| f.len() >= end)
+            && first.map_or(true, |f| f.len() >= end)
             && srcs.iter().all(|s| s.len() >= end);
         // INVARIANT: checked just above.
         ok.then_some(XorJob {
@@ -321,9 +321,9 @@ impl<'s, 'd> PqJob<'s, 'd> {
             && shift <= MAX_DATA
             && range_ok(start, end)
             && q.len() >= end
-            && p.as_ref().is_none_or(|p| p.len() >= end)
+            && p.as_ref().map_or(true, |p| p.len() >= end)
             && srcs.iter().all(|s| s.len() >= end)
-            && recov.is_none_or(|r| {
+            && recov.map_or(true, |r| {
                 p.is_some() && mode != PqMode::Xor && r.p.len() >= end && r.q.len() >= end
             });
         // INVARIANT: checked just above.

@@ -155,12 +155,11 @@ impl Consts {
         let mut c = [0u8; 128];
         let (alo, ahi) = gf::nibble_tables(a);
         let (blo, bhi) = gf::nibble_tables(b);
-        for i in 0..16 {
-            c[i] = alo[i];
-            c[16 + i] = ahi[i];
-            c[32 + i] = blo[i];
-            c[48 + i] = bhi[i];
-        }
+        // Constant in-bounds ranges of a fixed-size array: these cannot panic.
+        c[0..16].copy_from_slice(&alo);
+        c[16..32].copy_from_slice(&ahi);
+        c[32..48].copy_from_slice(&blo);
+        c[48..64].copy_from_slice(&bhi);
         c[64] = 0x0f;
         Consts(c)
     }
@@ -169,10 +168,9 @@ impl Consts {
         let mut c = [0u8; 128];
         let ma = gf::affine_matrix(a).to_le_bytes();
         let mb = gf::affine_matrix(b).to_le_bytes();
-        for i in 0..8 {
-            c[i] = ma[i];
-            c[8 + i] = mb[i];
-        }
+        // Constant in-bounds ranges of a fixed-size array: these cannot panic.
+        c[0..8].copy_from_slice(&ma);
+        c[8..16].copy_from_slice(&mb);
         Consts(c)
     }
 }
