@@ -103,8 +103,9 @@ impl Control {
         }
         let level = spec.geometry(&sizes[..members.len()])?;
         let mut lim = Limits::stacking();
+        let cname = CString::try_from_fmt(fmt!("{}", spec.name_str()))?;
         for m in members.iter() {
-            lim.stack(&m.dev, 0);
+            lim.stack(&m.dev, 0, &cname);
         }
         match level {
             Level::Raid0(g) => {

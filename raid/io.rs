@@ -240,16 +240,20 @@ impl Array {
     /// Until the members are known to be identical (`assume-clean`; resync comes with the
     /// rebuild thread), every read goes to the first in-sync member. Otherwise a read that
     /// continues a member's sequential stream stays there, and any other goes to the member
-    /// with the fewest bios in flight.
+    /// with the fewest bios in flight. Ties are broken by the read's 1 MiB region, so that
+    /// even a queue-depth-1 random reader spreads over all members while each region keeps to
+    /// one member's cache.
     fn choose_read(&self, sector: u64, len: u64) -> Option<usize> {
         let sync = self.in_sync();
         let first = bits(sync).next()?;
         if !self.assume_clean {
             return Some(first);
         }
+        let n = self.members.len();
+        let start = ((sector >> 11) % n as u64) as usize;
         let mut best = first;
         let mut best_load = u32::MAX;
-        for m in bits(sync) {
+        for m in Iterator::chain(start..n, 0..start).filter(|&m| sync & (1 << m) != 0) {
             let member = self.members.get(m)?;
             if member.next_seq.load(Ordering::Relaxed) == sector {
                 best = m;

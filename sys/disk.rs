@@ -12,6 +12,7 @@ use kernel::{
     bindings,
     error::{from_err_ptr, to_result},
     prelude::*,
+    str::CStr,
     sync::{Arc, ArcBorrow},
     types::{ForeignOwnable, Opaque, ScopeGuard},
 };
@@ -48,12 +49,17 @@ impl Limits {
 
     /// Narrows the limits to what `member` accepts, data starting at `offset` sectors. Block
     /// sizes become the largest of the members', transfer sizes the smallest, and the write
-    /// cache and FUA features are inherited as md inherits them.
-    pub fn stack(&mut self, member: &MemberDev, offset: u64) {
-        // SAFETY: `self.0` is valid and `member` is open; the prefix is only used in messages
-        // and may be NULL.
+    /// cache and FUA features are inherited as md inherits them. `name` prefixes the block
+    /// layer's warning about a misaligned member.
+    pub fn stack(&mut self, member: &MemberDev, offset: u64, name: &CStr) {
+        // SAFETY: `self.0` is valid, `member` is open and `name` is NUL-terminated.
         unsafe {
-            bindings::queue_limits_stack_bdev(&mut self.0, member.bdev(), offset, core::ptr::null())
+            bindings::queue_limits_stack_bdev(
+                &mut self.0,
+                member.bdev(),
+                offset,
+                name.as_char_ptr(),
+            )
         };
     }
 
