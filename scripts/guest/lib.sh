@@ -85,6 +85,7 @@ t_run() {
 	trap - USR1
 	if [ $t_timed_out -eq 1 ]; then
 		echo "timed out after ${T_TIMEOUT:-300}s (T_TIMEOUT); the group stops here" >>"$T_REASONS"
+		dmesg | grep -v '^rraid:' | grep -E "$DMESG_BAD" | head -3 | sed 's/^/    dmesg: /' >>"$T_REASONS"
 		dmesg | tail -80 | sed 's/^/  dmesg| /' >>"$T_LOG"
 		tail -100 "$T_LOG" | sed 's/^/  log| /'
 		sed 's/^/  reason: /' "$T_REASONS"
@@ -134,6 +135,7 @@ t_summary() {
 
 # t_teardown: returns the machine to a clean state between tests (module stays loaded).
 t_teardown() {
+	local ok m d r
 	ok=0
 	for m in $(awk '$2 ~ /^\/mnt\// {print $2}' /proc/mounts | sort -r); do
 		umount "$m" || { echo "teardown: cannot umount $m"; ok=1; }
@@ -189,6 +191,7 @@ rraid_remove() {
 # mk NAME LEVEL_ARGS MEMBERS...: loads the module, creates an array, checks /dev/NAME appears.
 #   mk rraid0 "level=0 chunk=64K" /dev/vdb /dev/vdc
 mk() {
+	local mk_name mk_args r i
 	rraid_load || return 1
 	mk_name=$1 mk_args=$2
 	shift 2
@@ -205,6 +208,7 @@ mk() {
 
 # rm_array NAME: removes an array, which must succeed.
 rm_array() {
+	local r
 	r=$(rraid_remove "$1")
 	[ "$r" = OK ] || { fail "remove $1: $r"; return 1; }
 	[ ! -e "/sys/block/$1" ] || { fail "/sys/block/$1 still exists after remove"; return 1; }
@@ -217,6 +221,7 @@ attr() {
 
 # expect_attr NAME FILE VALUE
 expect_attr() {
+	local v
 	v=$(attr "$1" "$2" 2>&1)
 	[ "$v" = "$3" ] || { fail "$1/rraid/$2 is '$v', expected '$3'"; return 1; }
 }
@@ -232,9 +237,13 @@ has_word() {
 	return 1
 }
 
-# kname DEV: kernel name of a block device path (/dev/mapper/x -> dm-0).
+# kname DEV: kernel name of a block device (/dev/mapper/x -> dm-0), found by its device number:
+# without udev, dmsetup makes /dev/mapper/x a node of its own, not a link.
 kname() {
-	basename "$(readlink -f "$1")"
+	local kn
+	kn=$(stat -L -c '%t %T' "$1" 2>/dev/null) || { basename "$1"; return; }
+	set -- $kn
+	basename "$(readlink "/sys/dev/block/$((0x$1)):$((0x$2))")"
 }
 
 # dev_bytes DEV: size in bytes.
@@ -249,6 +258,7 @@ rraid_lines() {
 
 # nth N WORDS...: the Nth (1-based) of WORDS.
 nth() {
+	local n
 	n=$1
 	shift
 	eval "echo \${$n}"
@@ -256,6 +266,7 @@ nth() {
 
 # first N WORDS...: the first N of WORDS.
 first() {
+	local n
 	n=$1
 	shift
 	echo "$@" | cut -d' ' -f1-"$n"
@@ -275,6 +286,7 @@ writes_done() {
 
 # md_build MD LEVEL CHUNK_KIB MEMBERS...: an md array without superblock over the members.
 md_build() {
+	local md lvl ch
 	md=$1 lvl=$2 ch=$3
 	shift 3
 	case $lvl in
@@ -297,6 +309,7 @@ FIO_COMMON="--ioengine=libaio --direct=1 --group_reporting --randrepeat=1 --veri
 # fio_verify DEV [FIO_ARGS...]: random writes of 4K..256K over the whole device, then reads
 # every block back and checks its crc32c.
 fio_verify() {
+	local dev
 	dev=$1
 	shift
 	fio --name=verify --filename="$dev" $FIO_COMMON --rw=randwrite --bsrange=4k-256k \
@@ -305,6 +318,7 @@ fio_verify() {
 
 # fio_fill DEV [FIO_ARGS...]: the same writes as fio_verify, without the read-back.
 fio_fill() {
+	local dev
 	dev=$1
 	shift
 	fio --name=verify --filename="$dev" $FIO_COMMON --rw=randwrite --bsrange=4k-256k \
@@ -313,6 +327,7 @@ fio_fill() {
 
 # fio_check DEV [FIO_ARGS...]: verifies, read-only, what fio_fill wrote.
 fio_check() {
+	local dev
 	dev=$1
 	shift
 	fio --name=verify --filename="$dev" $FIO_COMMON --rw=randwrite --bsrange=4k-256k \
@@ -322,6 +337,7 @@ fio_check() {
 # ext4_check DEV: mkfs.ext4, mount, write files and checksum them, umount, e2fsck -fn,
 # remount, compare checksums, umount.
 ext4_check() {
+	local dev i kib j
 	dev=$1
 	mkfs.ext4 -F -q -b 4096 "$dev" || { fail "mkfs.ext4 $dev"; return 1; }
 	mount -t ext4 "$dev" "$T_MNT" || { fail "mount $dev"; return 1; }
@@ -353,6 +369,7 @@ sha_head() {
 
 # zero DEV...: overwrites whole devices with zeroes (members that must start out identical).
 zero() {
+	local z zb
 	for z in "$@"; do
 		zb=$(dev_bytes "$z")
 		if [ $((zb % 1048576)) -eq 0 ]; then
@@ -367,6 +384,7 @@ zero() {
 
 # dm_linear NAME DEV [SECTORS]: /dev/mapper/NAME, a linear map of DEV's first SECTORS.
 dm_linear() {
+	local sec
 	sec=${3:-$(blockdev --getsz "$2")}
 	dmsetup create "$1" --table "0 $sec linear $2 0" || { fail "dmsetup create $1"; return 1; }
 	[ -b "/dev/mapper/$1" ] || dmsetup mknodes "$1"
@@ -375,6 +393,7 @@ dm_linear() {
 
 # dm_to_error NAME: swaps NAME's table for the error target: every I/O to it fails from now on.
 dm_to_error() {
+	local sec
 	sec=$(blockdev --getsz "/dev/mapper/$1")
 	dmsetup load "$1" --table "0 $sec error" || { fail "dmsetup load $1 error"; return 1; }
 	dmsetup resume "$1" || { fail "dmsetup resume $1"; return 1; }
@@ -385,6 +404,7 @@ dm_to_error() {
 
 # snapshot: what a rejected control write must leave unchanged.
 snapshot() {
+	local h a f
 	ls /sys/block
 	ls /dev | grep rraid
 	ls /sys/kernel/rraid 2>&1
@@ -404,6 +424,7 @@ snapshot() {
 # of "EA|EB" where either answer is right), leave exactly one "rraid:" line in dmesg and change
 # nothing (snapshot).
 bad_write() {
+	local bw_want bw_file bw_desc bw_got bw_lines
 	bw_want=$1 bw_file=$2 bw_desc=$3
 	snapshot >"$T_DIR/snap.before"
 	dmesg -c >/dev/null

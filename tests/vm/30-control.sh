@@ -55,15 +55,18 @@ bad_too_few() {
 	expect_create_err EINVAL "rraid0 level=1 chunk=64K" || return 1
 }
 
-# The same member twice, also through a second path to the same device. Assumed EINVAL
-# (malformed request); the claim itself would succeed for the same holder.
+# The same member twice, also through a second path to the same device: EBUSY, the member is
+# in use (by the array being created). The claim itself would succeed for the same holder, so
+# the module must compare device numbers.
 bad_duplicate() {
 	rraid_load || return 1
 	set -- $DISKS
-	expect_create_err EINVAL "rraid0 level=0 $1 $1" || return 1
-	expect_create_err EINVAL "rraid0 level=1 $1 $2 $1" || return 1
+	expect_create_err EBUSY "rraid0 level=0 $1 $1" || return 1
+	expect_create_err EBUSY "rraid0 level=1 $1 $2 $1" || return 1
 	ln -sf "$1" /tmp/alias-of-member
-	expect_create_err EINVAL "rraid0 level=1 $1 /tmp/alias-of-member" || return 1
+	expect_create_err EBUSY "rraid0 level=1 $1 /tmp/alias-of-member" || return 1
+	mknod /tmp/node-of-member b $(stat -L -c '%t %T' "$1" | (read ma mi; echo $((0x$ma)) $((0x$mi))))
+	expect_create_err EBUSY "rraid0 level=1 /tmp/node-of-member $1" || return 1
 }
 
 bad_missing_member() {
@@ -297,6 +300,7 @@ insmod_rmmod_cycles() {
 
 # same_queue ARRAY MEMBER ATTR...: queue attributes equal between the array and a member.
 same_queue() {
+	local sq_a sq_m f va vm
 	sq_a=$1 sq_m=$(kname "$2")
 	shift 2
 	for f in "$@"; do
@@ -308,6 +312,7 @@ same_queue() {
 
 # no_larger ARRAY MEMBER ATTR: the array's value does not exceed the member's.
 no_larger() {
+	local va vm
 	va=$(cat "/sys/block/$1/queue/$3") vm=$(cat "/sys/block/$(kname "$2")/queue/$3")
 	[ "$va" -le "$vm" ] || { fail "queue/$3 of $1 is $va, above member's $vm"; return 1; }
 }
