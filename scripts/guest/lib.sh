@@ -8,9 +8,9 @@
 #     null_blk) and fails the test if that teardown fails,
 #   - fails the test if dmesg holds BUG, WARNING, Oops, panic, refcount_t or similar,
 #   - prints the reasons and the log's tail, then exactly `PASS: NAME` or `FAIL: NAME`,
-#   - bounds test + teardown by T_TIMEOUT seconds (default 300); a test past it is reported as
-#     FAIL with the kernel log's tail, and the group ends there (the stuck task cannot be
-#     killed); scripts/vm-test then counts the tests that never ran as failed.
+#   - bounds test + teardown by T_TIMEOUT seconds (default 180; 30 s after a kernel Oops); a
+#     test past it is reported as FAIL with the kernel log's tail, and the group ends there
+#     (the stuck task cannot be killed); scripts/vm-test counts the tests never run as failed.
 # A function fails by calling `fail REASON` (which returns 1; write `... || return 1` or
 # `fail ...; return 1`) or by returning non-zero. t_summary prints `N passed, N failed` and
 # returns non-zero when a test failed or none ran.
@@ -70,7 +70,7 @@ t_run() {
 	# the kernel, where it cannot be killed): report it, end the group, let the boot end.
 	t_timed_out=0
 	trap 't_timed_out=1' USR1
-	(sleep "${T_TIMEOUT:-300}" && kill -USR1 $$) &
+	t_watchdog $$ &
 	t_dog=$!
 	("$@") >>"$T_LOG" 2>&1 &
 	t_wait $!
@@ -84,7 +84,8 @@ t_run() {
 	kill $t_dog 2>/dev/null
 	trap - USR1
 	if [ $t_timed_out -eq 1 ]; then
-		echo "timed out after ${T_TIMEOUT:-300}s (T_TIMEOUT); the group stops here" >>"$T_REASONS"
+		echo "stuck: not done after ${T_TIMEOUT:-180}s (T_TIMEOUT) or 30s after a kernel Oops;" \
+			"the group stops here" >>"$T_REASONS"
 		dmesg | grep -v '^rraid:' | grep -E "$DMESG_BAD" | head -3 | sed 's/^/    dmesg: /' >>"$T_REASONS"
 		dmesg | tail -80 | sed 's/^/  dmesg| /' >>"$T_LOG"
 		tail -100 "$T_LOG" | sed 's/^/  log| /'
@@ -113,6 +114,23 @@ t_run() {
 		T_PASSED=$((T_PASSED + 1))
 	fi
 	return 0
+}
+
+# t_watchdog PID: sends PID SIGUSR1 after T_TIMEOUT seconds, or 30 s after an Oops/BUG shows
+# up in dmesg (a crashed kernel thread usually leaves the test hanging for good).
+t_watchdog() {
+	local waited oops_at
+	waited=0
+	oops_at=
+	while [ $waited -lt "${T_TIMEOUT:-180}" ]; do
+		sleep 5
+		waited=$((waited + 5))
+		if [ -z "$oops_at" ] && dmesg | grep -v '^rraid:' | grep -qE 'Oops|BUG:|Kernel panic'; then
+			oops_at=$waited
+		fi
+		[ -n "$oops_at" ] && [ $((waited - oops_at)) -ge 30 ] && break
+	done
+	kill -USR1 "$1"
 }
 
 # t_wait PID: waits for PID; returns its status, or 255 when the watchdog fired first.
