@@ -6,7 +6,7 @@
 //! piece, and with it the request, until the retry worker has sent it to another member.
 
 use super::{Array, Level};
-use crate::sys::bio::{Bio, BioCtx};
+use crate::sys::bio::{with_own_plug, Bio, BioCtx};
 use crate::sys::disk::DiskOps;
 use crate::sys::request::{InflightRequest, RqBio};
 use crate::sys::{BlkStatus, RangeOp, ReqOp};
@@ -350,7 +350,7 @@ impl WorkItem for Array {
 impl DiskOps for Array {
     fn queue_rq(rq: InflightRequest<Self>) {
         let array = rq.data();
-        if let Err(status) = array.map_request(&rq) {
+        if let Err(status) = with_own_plug(|| array.map_request(&rq)) {
             rq.set_error(status);
         }
     }

@@ -344,3 +344,28 @@ impl<C: BioCtx> Drop for BioChain<C> {
         }
     }
 }
+
+/// Runs `f`, which submits member bios, under a plug of its own.
+///
+/// `queue_rq` may run while blk-mq flushes the submitting task's plug (`blk_finish_plug`,
+/// `schedule`). Member bios submitted then would be added to that very plug list in the middle
+/// of its flush, leaving its count and list out of step (a NULL dereference in
+/// `blk_add_rq_to_plug` later). So the task's plug is set aside for the duration, and the
+/// member bios are batched in a fresh one that is flushed before returning.
+pub fn with_own_plug<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: `get_current` is always valid in task context, where `queue_rq` runs
+    // (`BLK_MQ_F_BLOCKING`); only the task itself touches its `plug` field.
+    let task = unsafe { bindings::get_current() };
+    // SAFETY: As above.
+    let saved = unsafe { core::mem::replace(&mut (*task).plug, ptr::null_mut()) };
+    let mut plug = core::mem::MaybeUninit::<bindings::blk_plug>::uninit();
+    // SAFETY: `blk_start_plug` initialises the plug and installs it as `current->plug`; it stays
+    // on this stack frame until `blk_finish_plug` has flushed and uninstalled it below.
+    unsafe { bindings::blk_start_plug(plug.as_mut_ptr()) };
+    let r = f();
+    // SAFETY: The plug was started above by this task.
+    unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
+    // SAFETY: Restores the task's own plug, as found.
+    unsafe { (*task).plug = saved };
+    r
+}
