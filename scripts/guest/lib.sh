@@ -64,7 +64,7 @@ t_run() {
 	: >"$T_LOG"
 	: >"$T_REASONS"
 	: >"$T_DIR/notes"
-	dmesg -c >/dev/null
+	dmesg_mark "begin $t_name"
 	t_start=$(date +%s)
 	# A watchdog bounds the test plus its teardown. Past T_TIMEOUT the test is stuck (usually in
 	# the kernel, where it cannot be killed): report it, end the group, let the boot end.
@@ -114,6 +114,14 @@ t_run() {
 		T_PASSED=$((T_PASSED + 1))
 	fi
 	return 0
+}
+
+# dmesg_mark TEXT: finishes any pending kernel log line (a line printed without its newline
+# stays open until the next record), then clears the log, so that what follows is only what
+# comes after. The mark itself ("vm-test: TEXT") goes to the console log only.
+dmesg_mark() {
+	echo "vm-test: $1" | cut -c1-120 >/dev/kmsg
+	dmesg -c >/dev/null
 }
 
 # t_watchdog PID: sends PID SIGUSR1 after T_TIMEOUT seconds, or 30 s after an Oops/BUG shows
@@ -445,7 +453,7 @@ bad_write() {
 	local bw_want bw_file bw_desc bw_got bw_lines
 	bw_want=$1 bw_file=$2 bw_desc=$3
 	snapshot >"$T_DIR/snap.before"
-	dmesg -c >/dev/null
+	dmesg_mark "bad_write $bw_desc"
 	bw_got=$("$SYSFS_WRITE" "$bw_file")
 	bw_lines=$(rraid_lines)
 	snapshot >"$T_DIR/snap.after"
@@ -466,7 +474,10 @@ bad_write() {
 
 # expect_err ERRNO FILE TEXT: bad_write of "TEXT\n".
 expect_err() {
-	printf '%s\n' "$3" | bad_write "$1" "$2" "'$3'"
+	local d
+	d="'$3'"
+	[ ${#3} -le 80 ] || d="'$(printf '%s' "$3" | cut -c1-60)...' (${#3} bytes)"
+	printf '%s\n' "$3" | bad_write "$1" "$2" "$d"
 }
 
 # expect_create_err ERRNO LINE: a create line that must be refused with ERRNO.
