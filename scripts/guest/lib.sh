@@ -307,6 +307,10 @@ reads_done() {
 writes_done() {
 	awk '{print $5}' "/sys/block/$(kname "$1")/stat"
 }
+# flushes_done DEV: completed flush requests of a disk.
+flushes_done() {
+	awk '{print $16}' "/sys/block/$(kname "$1")/stat"
+}
 
 # --- md peers --------------------------------------------------------------------------------
 

@@ -356,6 +356,27 @@ queue_nullb_fua() {
 	done
 }
 
+# A flush of the array (fsync on the block device) reaches every member with a write cache,
+# whichever member the data went to.
+flush_members() {
+	set -- $DISKS
+	for lv in "level=0 chunk=64K" "level=1"; do
+		mk rraid0 "$lv" "$1" "$2" "$3" || return 1
+		[ "$(cat /sys/block/rraid0/queue/write_cache)" = "write back" ] ||
+			{ fail "rraid0 over write-back members is not write back"; return 1; }
+		before="$(flushes_done "$1") $(flushes_done "$2") $(flushes_done "$3")"
+		dd if=/dev/urandom of=/dev/rraid0 bs=4k count=1 conv=fsync 2>/dev/null ||
+			{ fail "dd conv=fsync"; return 1; }
+		after="$(flushes_done "$1") $(flushes_done "$2") $(flushes_done "$3")"
+		echo "$lv: member flushes $before -> $after"
+		set -- $before $after $DISKS
+		[ "$4" -gt "$1" ] && [ "$5" -gt "$2" ] && [ "$6" -gt "$3" ] ||
+			{ fail "$lv: fsync did not flush every member: flushes $before -> $after"; return 1; }
+		set -- $DISKS
+		rm_array rraid0 || return 1
+	done
+}
+
 # Logical block size is the largest of the members' (null_blk with 4K blocks + a virtio disk).
 queue_block_size() {
 	set -- $DISKS
@@ -420,6 +441,7 @@ t_run queue-follows-virtio queue_virtio
 t_run queue-follows-brd queue_brd
 t_run queue-follows-nullb-fua queue_nullb_fua
 t_run queue-block-size-max queue_block_size
+t_run flush-reaches-members flush_members
 t_run discard-raid0-brd discard_brd "level=0 chunk=64K"
 t_run discard-raid1-brd discard_brd "level=1"
 t_summary
