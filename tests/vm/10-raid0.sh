@@ -1,8 +1,8 @@
 #!/bin/sh
 # VM tests, RAID0: 2, 3 and 4 members x chunks 4K, 64K and 512K, each with its status
 # attributes and queue limits, fio verify over the whole device, an ext4 round trip and
-# mkfs.ext4's stride / stripe width; then unequal members, the default chunk, and failing a
-# RAID0 member (refused).
+# mkfs.ext4's stride / stripe width; then unequal members, the default chunk, failing a RAID0
+# member (refused), and a member returning errors (requests on it fail).
 # vm-run: --disks 4 --disk-size 64M
 . "${RRAID_LIB:-/rraid/lib.sh}"
 
@@ -116,6 +116,28 @@ r0_fail_member() {
 	rm_array rraid0
 }
 
+# r0_member_error: a member that fails every I/O fails the requests mapped to it (and only
+# those); the array can still be removed.
+r0_member_error() {
+	set -- $DISKS
+	dm_linear bad "$2" || return 1
+	mk rraid0 "level=0 chunk=64K" "$1" /dev/mapper/bad || return 1
+	dm_to_error bad || return 1
+	# Chunk 0 lies on the healthy member, chunk 1 on the erroring one.
+	dd if=/dev/rraid0 of=/dev/null bs=64K count=1 iflag=direct 2>/dev/null ||
+		{ fail "read of chunk 0 (healthy member) failed"; return 1; }
+	dd if=/dev/rraid0 of=/dev/null bs=64K skip=1 count=1 iflag=direct 2>/dev/null &&
+		{ fail "read of chunk 1 (erroring member) succeeded"; return 1; }
+	dd if=/dev/zero of=/dev/rraid0 bs=64K seek=1 count=1 oflag=direct 2>/dev/null &&
+		{ fail "write of chunk 1 (erroring member) succeeded"; return 1; }
+	dd if=/dev/zero of=/dev/rraid0 bs=64K count=1 oflag=direct 2>/dev/null ||
+		{ fail "write of chunk 0 (healthy member) failed"; return 1; }
+	# A request spanning both members fails as a whole.
+	dd if=/dev/rraid0 of=/dev/null bs=128K count=1 iflag=direct 2>/dev/null &&
+		{ fail "read spanning both members succeeded"; return 1; }
+	rm_array rraid0
+}
+
 for n in 2 3 4; do
 	for c in 4K 64K 512K; do
 		t_run "raid0-n$n-c$c-status" r0_status $n $c
@@ -127,4 +149,5 @@ done
 t_run raid0-unequal-members r0_unequal
 t_run raid0-default-chunk r0_default_chunk
 t_run raid0-fail-member-ebusy r0_fail_member
+t_run raid0-member-error-fails-io r0_member_error
 t_summary

@@ -3,7 +3,8 @@
 # "rraid:" line in dmesg, nothing created), accepted spellings, remove and rmmod refused while
 # an array exists / is open / is mounted, create/remove and insmod/rmmod cycles, module
 # references, holders/slaves links, queue limits and features following the members
-# (virtio, brd, null_blk with FUA), discard mapping.
+# (virtio, brd, null_blk with FUA), flushes reaching every member, write-zeroes and discard
+# mapping.
 # vm-run: --disks 4 --disk-size 32M
 . "${RRAID_LIB:-/rraid/lib.sh}"
 
@@ -411,6 +412,27 @@ discard_brd() {
 	rm_array rraid0
 }
 
+# BLKZEROOUT through the array zeroes exactly the range, whether the array maps write-zeroes
+# onto the members (virtio disks offer it) or has it switched off (the block layer then writes
+# zero pages).
+zeroout() {
+	lv=$1
+	set -- $DISKS
+	mk rraid0 "$lv" "$1" "$2" "$3" || return 1
+	note "$lv: write_zeroes_max_bytes $(cat /sys/block/rraid0/queue/write_zeroes_max_bytes)" \
+		"(members: $(cat /sys/block/$(kname "$1")/queue/write_zeroes_max_bytes))"
+	dd if=/dev/urandom of=/tmp/pat bs=1M count=8 2>/dev/null
+	dd if=/tmp/pat of=/dev/rraid0 bs=1M oflag=direct 2>/dev/null
+	# [1 MiB + 196 KiB, +3 MiB + 68 KiB): starts and ends off chunk boundaries.
+	off=$((1048576 + 200704)) len=$((3 * 1048576 + 69632))
+	/rraid/blkzeroout /dev/rraid0 $off $len || { fail "BLKZEROOUT"; return 1; }
+	dd if=/dev/rraid0 of=/tmp/after bs=1M count=8 iflag=direct 2>/dev/null
+	cp /tmp/pat /tmp/want
+	dd if=/dev/zero of=/tmp/want bs=4096 seek=$((off / 4096)) count=$((len / 4096)) conv=notrunc 2>/dev/null
+	cmp /tmp/want /tmp/after || { fail "contents after BLKZEROOUT differ from expected"; return 1; }
+	rm_array rraid0
+}
+
 t_run badinput-level-unknown bad_level
 t_run badinput-chunk-malformed bad_chunk
 t_run badinput-chunk-not-power-of-two bad_chunk_pow2
@@ -442,6 +464,8 @@ t_run queue-follows-brd queue_brd
 t_run queue-follows-nullb-fua queue_nullb_fua
 t_run queue-block-size-max queue_block_size
 t_run flush-reaches-members flush_members
+t_run write-zeroes-raid0 zeroout "level=0 chunk=64K"
+t_run write-zeroes-raid1 zeroout "level=1"
 t_run discard-raid0-brd discard_brd "level=0 chunk=64K"
 t_run discard-raid1-brd discard_brd "level=1"
 t_summary
