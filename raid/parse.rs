@@ -17,6 +17,8 @@ pub struct CtlError<'a> {
 impl<'a> CtlError<'a> {
     /// An error with code `code`.
     pub fn new(code: Error, why: &'static str, what: &'a str) -> Self {
+        // Echo at most 64 bytes: printk cuts long lines and loses their newline.
+        let what = what.get(..64).unwrap_or(what);
         Self { code, why, what }
     }
 }
