@@ -127,32 +127,14 @@ impl Raid0 {
         }
         let chunk = self.chunk_sectors();
         let stripe = NonZeroU64::new(chunk * self.members as u64).unwrap_or(NonZeroU64::MIN);
-        // Member-relative start: the first sector of this member's data at or after `start`.
-        let first = {
-            let s = start / stripe;
-            let in_stripe = start % stripe;
-            let m_begin = member as u64 * chunk;
-            if in_stripe < m_begin {
-                s * chunk
-            } else if in_stripe < m_begin + chunk {
-                s * chunk + (in_stripe - m_begin)
-            } else {
-                (s + 1) * chunk
-            }
+        // Member-relative offset of array position `pos`: the member's data before it. Within a
+        // stripe that is the part of the member's chunk that `pos` has passed, so the same
+        // clamp gives the first sector at or after `start` and the end before `end`.
+        let chunk_start = member as u64 * chunk;
+        let offset = |pos: u64| {
+            (pos / stripe) * chunk + (pos % stripe).saturating_sub(chunk_start).min(chunk)
         };
-        // Member-relative end: one past the last sector of this member's data before `end`.
-        let last = {
-            let s = end / stripe;
-            let in_stripe = end % stripe;
-            let m_begin = member as u64 * chunk;
-            if in_stripe <= m_begin {
-                s * chunk
-            } else if in_stripe < m_begin + chunk {
-                s * chunk + (in_stripe - m_begin)
-            } else {
-                (s + 1) * chunk
-            }
-        };
+        let (first, last) = (offset(start), offset(end));
         if first >= last {
             return None;
         }
