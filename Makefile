@@ -3,8 +3,11 @@
 
 SHELL := /bin/bash
 T ?=
+# DEBUG=1: the debug guest kernel (KASAN, kmemleak, debug objects; LLVM=1), cached apart.
+DEBUG ?=
+export RRAID_FLAVOUR := $(if $(DEBUG),debug,normal)
 
-.PHONY: all setup kernel module initramfs host-test vm-test test demo bench bench-parity clippy fmt clean
+.PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity clippy fmt clean
 
 all: module
 
@@ -30,6 +33,10 @@ vm-test: initramfs
 
 test: setup
 	@scripts/test-all $(T)
+
+# `make test` with the long matrices (RRAID_FULL=1), then the whole suite under the debug kernel.
+test-full: setup
+	@scripts/test-full $(T)
 
 demo: initramfs
 	@scripts/demo

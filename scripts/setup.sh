@@ -7,7 +7,7 @@ PKGS=(
   # Kernel source and the Rust toolchain that matches it.
   linux-source-6.12 rustc-web rust-web-src rust-web-clippy
   # Kernel build.
-  rsync build-essential flex bison bc libelf-dev libssl-dev cpio kmod libclang-dev clang lld
+  rsync build-essential flex bison bc libelf-dev libssl-dev cpio kmod libclang-dev clang lld llvm
   # Guest and its payload.
   qemu-system-x86 busybox-static fio e2fsprogs mdadm dmsetup
   # Parity peers for the benchmark.
