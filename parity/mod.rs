@@ -79,6 +79,8 @@ pub enum Error {
     SelfTestFailed,
     /// The scratch memory given to [`self_test`] or [`bench`] is too small.
     ScratchTooSmall,
+    /// The SIMD registers became unusable between [`Fpu::usable`] and [`Fpu::run`].
+    NoFpu,
 }
 
 /// CPU features, filled in by the caller.
@@ -126,8 +128,13 @@ impl CpuFeatures {
 /// `kernel_fpu_end()`: `f` then runs with preemption off, and the parity code keeps each call to
 /// at most [`SECTION_BYTES`] bytes of work. `run` must call `f` exactly once.
 pub trait Fpu {
-    /// Runs `f` with the SIMD registers usable.
-    fn run(&self, f: &mut dyn FnMut());
+    /// Whether SIMD registers can be used in the caller's context. In the kernel they cannot be
+    /// in an interrupt that hit an FPU section, nor inside a section already open (no nesting).
+    fn usable(&self) -> bool;
+
+    /// Runs `f` with the SIMD registers usable, or returns `false` without running it when they
+    /// are not usable here.
+    fn run(&self, f: &mut dyn FnMut()) -> bool;
 }
 
 /// [`Fpu`] for user space, where the registers are always usable: calls `f` directly.
@@ -137,8 +144,13 @@ pub trait Fpu {
 pub struct UserFpu;
 
 impl Fpu for UserFpu {
-    fn run(&self, f: &mut dyn FnMut()) {
-        f()
+    fn usable(&self) -> bool {
+        true
+    }
+
+    fn run(&self, f: &mut dyn FnMut()) -> bool {
+        f();
+        true
     }
 }
 
@@ -496,6 +508,17 @@ impl Engine {
         self.imp
     }
 
+    /// This engine, or the scalar reference where the caller's context cannot use the SIMD
+    /// registers (see [`Fpu::usable`]): every operation starts with it, so a call from any
+    /// context computes the right answer.
+    fn here(&self, fpu: &dyn Fpu) -> Engine {
+        if self.imp.simd && !fpu.usable() {
+            Engine::scalar()
+        } else {
+            *self
+        }
+    }
+
     /// Runs `f` once per segment `start..end` of a `len`-byte block, inside an FPU section when
     /// the implementation needs one. Stops at the first error.
     #[inline]
@@ -513,7 +536,9 @@ impl Engine {
             let mut res = Ok(());
             let mut body = || res = f(start, end);
             if self.imp.simd {
-                fpu.run(&mut body);
+                if !fpu.run(&mut body) {
+                    return Err(Error::NoFpu);
+                }
             } else {
                 body();
             }
@@ -612,27 +637,29 @@ impl Engine {
 
     /// RAID-5 parity: `dst = srcs[0] ^ srcs[1] ^ ...`.
     pub fn xor_gen(&self, fpu: &dyn Fpu, dst: &mut [u8], srcs: &[&[u8]]) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = dst.len();
         check_len(len)?;
         same_len(len, srcs)?;
         if srcs.is_empty() {
             return Err(Error::NoData);
         }
-        self.sections(fpu, len, srcs.len() + 1, |s, e| {
-            self.xor_groups(srcs, None, dst, false, s, e)
+        this.sections(fpu, len, srcs.len() + 1, |s, e| {
+            this.xor_groups(srcs, None, dst, false, s, e)
         })
     }
 
     /// Accumulating XOR: `dst ^= srcs[0] ^ srcs[1] ^ ...` (an empty `srcs` changes nothing).
     pub fn xor_acc(&self, fpu: &dyn Fpu, dst: &mut [u8], srcs: &[&[u8]]) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = dst.len();
         check_len(len)?;
         same_len(len, srcs)?;
         if srcs.is_empty() {
             return Ok(());
         }
-        self.sections(fpu, len, srcs.len() + 1, |s, e| {
-            self.xor_groups(srcs, None, dst, true, s, e)
+        this.sections(fpu, len, srcs.len() + 1, |s, e| {
+            this.xor_groups(srcs, None, dst, true, s, e)
         })
     }
 
@@ -644,32 +671,35 @@ impl Engine {
         p: &mut [u8],
         q: &mut [u8],
     ) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = p.len();
         check_len(len)?;
         eq_len(len, q.len())?;
         same_len(len, data)?;
         check_count(0, data.len())?;
         let runs = [(0, data)];
-        self.sections(fpu, len, data.len() + 2, |s, e| {
-            self.pq_runs(&runs, Some(&mut *p), q, None, s, e)
+        this.sections(fpu, len, data.len() + 2, |s, e| {
+            this.pq_runs(&runs, Some(&mut *p), q, None, s, e)
         })
     }
 
     /// Regenerates Q alone from all data blocks (P is left alone).
     pub fn regen_q(&self, fpu: &dyn Fpu, data: &[&[u8]], q: &mut [u8]) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = q.len();
         check_len(len)?;
         same_len(len, data)?;
         check_count(0, data.len())?;
         let runs = [(0, data)];
-        self.sections(fpu, len, data.len() + 1, |s, e| {
-            self.pq_runs(&runs, None, q, None, s, e)
+        this.sections(fpu, len, data.len() + 1, |s, e| {
+            this.pq_runs(&runs, None, q, None, s, e)
         })
     }
 
     /// Regenerates P alone: the same as [`Engine::xor_gen`].
     pub fn regen_p(&self, fpu: &dyn Fpu, data: &[&[u8]], p: &mut [u8]) -> Result<(), Error> {
-        self.xor_gen(fpu, p, data)
+        let this = self.here(fpu);
+        this.xor_gen(fpu, p, data)
     }
 
     /// Read-modify-write update, lib/raid6's `xor_syndrome`: folds data blocks
@@ -686,17 +716,18 @@ impl Engine {
         p: &mut [u8],
         q: &mut [u8],
     ) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = p.len();
         check_len(len)?;
         eq_len(len, q.len())?;
         same_len(len, data)?;
         check_count(start, data.len())?;
-        self.sections(fpu, len, data.len() + 2, |s, e| {
+        this.sections(fpu, len, data.len() + 2, |s, e| {
             for (k, chunk) in data.chunks(GROUP).enumerate() {
                 let base = start + k * GROUP;
                 let mut job = PqJob::new(chunk, Some(&mut *p), q, PqMode::Xor, base, None, s, e)
                     .ok_or(Error::BadIndex)?;
-                (self.imp.pq)(&mut job);
+                (this.imp.pq)(&mut job);
             }
             Ok(())
         })
@@ -711,13 +742,14 @@ impl Engine {
         p: &[u8],
         dx: &mut [u8],
     ) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = dx.len();
         check_len(len)?;
         eq_len(len, p.len())?;
         same_len(len, survivors)?;
         check_count(0, survivors.len() + 1)?;
-        self.sections(fpu, len, survivors.len() + 2, |s, e| {
-            self.xor_groups(survivors, Some(p), dx, false, s, e)
+        this.sections(fpu, len, survivors.len() + 2, |s, e| {
+            this.xor_groups(survivors, Some(p), dx, false, s, e)
         })
     }
 
@@ -734,6 +766,7 @@ impl Engine {
         dx: &mut [u8],
         p: &mut [u8],
     ) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = dx.len();
         check_len(len)?;
         eq_len(len, q.len())?;
@@ -747,13 +780,13 @@ impl Engine {
         let (below, above) = survivors.split_at(x);
         let runs = [(0, below), (x + 1, above)];
         let c = gf::inv(gf::exp(x));
-        self.sections(fpu, len, n + 2, |s, e| {
+        this.sections(fpu, len, n + 2, |s, e| {
             // dx = Qx (Q without block x), p = P without block x.
-            self.pq_runs(&runs, Some(&mut *p), dx, None, s, e)?;
+            this.pq_runs(&runs, Some(&mut *p), dx, None, s, e)?;
             let mut job = MulJob::new(q, dx, c, s, e).ok_or(Error::BadIndex)?;
-            (self.imp.mulc)(&mut job);
+            (this.imp.mulc)(&mut job);
             let d: &[u8] = dx;
-            self.xor_groups(core::slice::from_ref(&d), None, p, true, s, e)
+            this.xor_groups(core::slice::from_ref(&d), None, p, true, s, e)
         })
     }
 
@@ -773,6 +806,7 @@ impl Engine {
         dx: &mut [u8],
         dy: &mut [u8],
     ) -> Result<(), Error> {
+        let this = self.here(fpu);
         let len = dx.len();
         check_len(len)?;
         eq_len(len, dy.len())?;
@@ -788,18 +822,18 @@ impl Engine {
         let (between, above) = rest.split_at(y - x - 1);
         let runs = [(0, below), (x + 1, between), (y + 1, above)];
         let (a, b) = gf::recov2_coefficients(x, y);
-        if self.imp.fused_recov && !survivors.is_empty() {
+        if this.imp.fused_recov && !survivors.is_empty() {
             // One pass: the syndromes of the survivors stay in registers for the last step.
             let recov = Some(FusedRecov { p, q, a, b });
-            return self.sections(fpu, len, n + 2, |s, e| {
-                self.pq_runs(&runs, Some(&mut *dx), dy, recov, s, e)
+            return this.sections(fpu, len, n + 2, |s, e| {
+                this.pq_runs(&runs, Some(&mut *dx), dy, recov, s, e)
             });
         }
-        self.sections(fpu, len, n + 2, |s, e| {
+        this.sections(fpu, len, n + 2, |s, e| {
             // dx = Pxy, dy = Qxy: the syndromes without blocks x and y.
-            self.pq_runs(&runs, Some(&mut *dx), dy, None, s, e)?;
+            this.pq_runs(&runs, Some(&mut *dx), dy, None, s, e)?;
             let mut job = Recov2Job::new(p, q, dx, dy, a, b, s, e).ok_or(Error::BadIndex)?;
-            (self.imp.recov2)(&mut job);
+            (this.imp.recov2)(&mut job);
             Ok(())
         })
     }

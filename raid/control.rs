@@ -19,8 +19,8 @@ use kernel::{
     sync::{Arc, Mutex},
 };
 
-/// Requests in flight per hardware queue.
-const QUEUE_DEPTH: u32 = 128;
+/// Most requests an array holds at once (one tag space for all CPUs).
+const MAX_QUEUE_DEPTH: u32 = 1024;
 
 /// A live array and everything registered for it, torn down in field order.
 struct Entry {
@@ -90,6 +90,13 @@ impl Control {
             if members.iter().any(|m: &Member| m.dev.devt() == dev.devt()) {
                 return Err(CtlError::new(EBUSY, "create: member given twice", path));
             }
+            if dev.zoned() {
+                return Err(CtlError::new(
+                    EINVAL,
+                    "create: zoned members are not supported",
+                    path,
+                ));
+            }
             sizes[slot] = dev.sectors();
             members.push(
                 Member {
@@ -107,6 +114,18 @@ impl Control {
         for m in members.iter() {
             lim.stack(&m.dev, 0, &cname);
         }
+        // Discard only when every member has it (stacking offers it when any has it): a member
+        // that ignored a discard would then differ from its mirror or its stripe. Stricter than
+        // md, which leaves that member's blocks as they were.
+        if members.iter().any(|m| !m.dev.discard()) {
+            lim.disable_discard();
+        }
+        lim.drop_unimplemented();
+        // No more requests in flight than the members can take together.
+        let depth = members
+            .iter()
+            .fold(0u32, |d, m| d.saturating_add(m.dev.nr_requests()))
+            .clamp(1, MAX_QUEUE_DEPTH);
         match level {
             Level::Raid0(g) => {
                 let chunk = (g.chunk_sectors() << 9) as u32;
@@ -124,17 +143,16 @@ impl Control {
             level,
             members,
             spec.assume_clean,
-            self.wq,
             holder,
             module,
         )?;
         let mut disk = Disk::add(
             spec.name_str(),
-            self.module,
             lim,
             level.array_sectors(),
             array.clone(),
-            QUEUE_DEPTH,
+            depth,
+            self.wq,
         )
         .map_err(|e| CtlError::new(e, "create: cannot add disk", spec.name_str()))?;
         for m in array.members() {

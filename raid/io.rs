@@ -1,28 +1,27 @@
 //! The request path: requests become member bios, completions become request completions.
 //!
-//! `queue_rq` maps each bio of a request through the level's layout and sends one clone per
-//! piece (no data is copied). Every member bio carries a [`Piece`] holding a reference to the
-//! request, so the request completes when its last piece does. A failed RAID1 read keeps its
-//! piece, and with it the request, until the retry worker has sent it to another member.
+//! `queue_rq` only parks a request (`sys::disk`); rraid's worker for that CPU then hands it to
+//! [`DiskOps::handle`], which maps each bio of the request through the level's layout and sends
+//! one clone per piece (no data is copied). Every member bio carries a [`Piece`] holding a
+//! reference to the request, so the request completes when its last piece does. A member bio
+//! that fails goes to [`Array::piece_failed`]; a failed RAID1 read keeps its piece, and with it
+//! the request, until the worker has repaired the member and read the data elsewhere
+//! ([`super::repair`]).
 
 use super::{Array, Level};
-use crate::sys::bio::{with_own_plug, Bio, BioCtx};
-use crate::sys::disk::DiskOps;
+use crate::sys::bio::{Bio, BioCtx};
+use crate::sys::disk::{defer, DeferredBio, DiskOps};
 use crate::sys::request::{InflightRequest, RqBio};
 use crate::sys::{BlkStatus, RangeOp, ReqOp};
 use core::sync::atomic::Ordering;
-use kernel::{
-    prelude::*,
-    sync::{Arc, ArcBorrow},
-    workqueue::WorkItem,
-};
+use kernel::{prelude::*, sync::ArcBorrow};
 
 /// Largest range bio: `bi_size` is a 32-bit byte count.
 const MAX_RANGE_SECTORS: u64 = 1 << 22;
 
 /// What a member bio is for; decides what its failure means.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Read,
     Write,
     Flush,
@@ -30,7 +29,7 @@ enum Kind {
 }
 
 /// Where a piece came from.
-enum Origin {
+pub(super) enum Origin {
     /// A slice of one of the request's bios.
     Bio(RqBio<Array>),
     /// The request as a whole (flush, discard, write-zeroes).
@@ -39,17 +38,19 @@ enum Origin {
 
 /// The context of one member bio.
 pub struct Piece {
-    origin: Origin,
-    kind: Kind,
-    member: usize,
+    pub(super) origin: Origin,
+    pub(super) kind: Kind,
+    pub(super) member: usize,
     /// Offset of the piece in its source bio, and its length, in sectors.
-    offset: u64,
-    len: u64,
+    pub(super) offset: u64,
+    pub(super) len: u64,
     /// Members this read has been sent to.
-    tried: u64,
+    pub(super) tried: u64,
+    /// The member's answer, kept when the bio goes back to the worker.
+    pub(super) status: BlkStatus,
 }
 
-impl Piece {
+impl DeferredBio<Array> for Piece {
     fn request(&self) -> &InflightRequest<Array> {
         match &self.origin {
             Origin::Bio(b) => b.request(),
@@ -59,24 +60,24 @@ impl Piece {
 }
 
 impl BioCtx for Piece {
-    fn end_io(bio: Bio<Self>) {
+    fn end_io(mut bio: Bio<Self>) {
         let status = bio.status();
-        let (member, kind) = (bio.ctx().member, bio.ctx().kind);
         {
-            let array = bio.ctx().request().data();
-            if let Some(m) = array.members.get(member) {
+            let p = bio.ctx();
+            let array = p.request().data();
+            if let Some(m) = array.members.get(p.member) {
                 m.inflight.fetch_sub(1, Ordering::Relaxed);
             }
-            if kind != Kind::Read {
+            if p.kind != Kind::Read {
                 array.writes.fetch_sub(1, Ordering::Release);
             }
         }
         if status.is_ok() {
-            // Dropping the piece drops its request reference.
+            // Dropping the bio puts it, then drops its request reference.
             return;
         }
-        let array: Arc<Array> = bio.ctx().request().data().into();
-        array.piece_failed(bio, status);
+        bio.ctx_mut().status = status;
+        Array::piece_failed(bio);
     }
 }
 
@@ -95,7 +96,7 @@ impl Array {
 
     /// Clones `[offset, offset + len)` of `src` to `member` at `sector` and sends it.
     #[expect(clippy::too_many_arguments)]
-    fn send_clone(
+    pub(super) fn send_clone(
         &self,
         src: &RqBio<Array>,
         kind: Kind,
@@ -113,6 +114,7 @@ impl Array {
             offset,
             len,
             tried,
+            status: BlkStatus::OK,
         };
         let bio = self
             .bioset
@@ -147,6 +149,7 @@ impl Array {
                 offset: 0,
                 len: n,
                 tried: 0,
+                status: BlkStatus::OK,
             };
             let bio = self
                 .bioset
@@ -204,8 +207,8 @@ impl Array {
                 }
                 Ok(())
             }
-            ReqOp::Discard => self.map_range(rq, RangeOp::Discard),
-            ReqOp::WriteZeroes => self.map_range(
+            ReqOp::Discard => self.map_ranges(rq, RangeOp::Discard),
+            ReqOp::WriteZeroes => self.map_ranges(
                 rq,
                 RangeOp::WriteZeroes {
                     no_unmap: rq.no_unmap(),
@@ -215,9 +218,36 @@ impl Array {
         }
     }
 
-    /// Discard and write-zeroes: at most one range per member, as md does.
-    fn map_range(&self, rq: &InflightRequest<Array>, op: RangeOp) -> Result<(), BlkStatus> {
-        let (start, len) = (rq.sector(), rq.sectors());
+    /// Discard and write-zeroes. A discard request may hold bios of ranges that are not
+    /// adjacent (blk-mq merges discards up to `max_discard_segments`), so each run of adjacent
+    /// bios is mapped on its own, as at most one range per member, as md does.
+    fn map_ranges(&self, rq: &InflightRequest<Array>, op: RangeOp) -> Result<(), BlkStatus> {
+        let mut run: Option<(u64, u64)> = None;
+        for bio in rq.bios() {
+            let (start, len) = (bio.sector(), bio.sectors());
+            run = match run {
+                Some((s, n)) if s + n == start => Some((s, n + len)),
+                Some((s, n)) => {
+                    self.map_range(rq, op, s, n)?;
+                    Some((start, len))
+                }
+                None => Some((start, len)),
+            };
+        }
+        match run {
+            Some((s, n)) => self.map_range(rq, op, s, n),
+            None => Ok(()),
+        }
+    }
+
+    /// One range of a discard or write-zeroes: at most one member bio per member.
+    fn map_range(
+        &self,
+        rq: &InflightRequest<Array>,
+        op: RangeOp,
+        start: u64,
+        len: u64,
+    ) -> Result<(), BlkStatus> {
         match &self.level {
             Level::Raid0(g) => {
                 for m in 0..self.members.len() {
@@ -272,87 +302,80 @@ impl Array {
         Some(best)
     }
 
-    /// Handles a member bio that completed with an error.
-    fn piece_failed(self: Arc<Self>, bio: Bio<Piece>, status: BlkStatus) {
-        let (member, kind) = (bio.ctx().member, bio.ctx().kind);
-        if let Some(m) = self.members.get(member) {
-            if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
-                pr_err!(
-                    "{}: I/O error on member {} (status {:?})\n",
-                    self.name(),
-                    m.dev.name(),
-                    status
-                );
-            }
-        }
-        match (&self.level, kind) {
-            (Level::Raid1(_), Kind::Read) => {
-                self.retry.push(bio);
-                // Already queued is fine: the queued run takes this bio too.
-                let _ = self.wq.get().enqueue(self.clone());
-            }
-            (Level::Raid1(_), Kind::Write | Kind::Flush) => {
-                // The write stands if another in-sync member has it: fail this member instead.
-                if self.fail_member(member).is_err() {
-                    self.set_broken();
-                    bio.ctx().request().set_error(status);
+    /// Handles a member bio that completed with an error; any context.
+    ///
+    /// Media errors are counted on the member (md's `errors`); "not supported" and "would
+    /// block" answers are not media errors and never fail a member. A RAID1 read goes back to
+    /// the worker, to be repaired and read elsewhere. A RAID1 write error fails the member,
+    /// unless it is the last in sync. A flush error is logged; only RAID0, which has no other
+    /// copy, fails the flush (md logs flush errors and goes on).
+    fn piece_failed(bio: Bio<Piece>) {
+        let to_worker = {
+            let p = bio.ctx();
+            let rq = p.request();
+            let array = rq.data();
+            let status = p.status;
+            let name = array.members.get(p.member).map_or("?", |m| m.dev.name());
+            if status.is_media_error() {
+                if let Some(m) = array.members.get(p.member) {
+                    if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                        pr_err!(
+                            "{}: I/O error on member {} (status {:?})\n",
+                            array.name(),
+                            name,
+                            status
+                        );
+                    }
                 }
             }
-            _ => bio.ctx().request().set_error(status),
-        }
-    }
-
-    /// Sends failed reads to a member they have not tried yet.
-    fn retry_reads(&self) {
-        for bio in self.retry.take_all() {
-            let p = bio.into_ctx();
-            let Origin::Bio(src) = &p.origin else {
-                continue;
-            };
-            let Level::Raid1(g) = &self.level else {
-                p.request().set_error(BlkStatus::IOERR);
-                continue;
-            };
-            let untried = self.in_sync() & !p.tried;
-            let Some(m) = bits(untried).next() else {
-                pr_err!(
-                    "{}: read error at sector {} unrecoverable: no other in-sync member\n",
-                    self.name(),
-                    src.sector() + p.offset
-                );
-                p.request().set_error(BlkStatus::IOERR);
-                continue;
-            };
-            let sector = g.map(src.sector() + p.offset);
-            if let Err(e) = self.send_clone(
-                src,
-                Kind::Read,
-                m,
-                sector,
-                p.offset,
-                p.len,
-                p.tried | 1 << m,
-            ) {
-                p.request().set_error(e);
+            let mirror = matches!(array.level, Level::Raid1(_));
+            match p.kind {
+                Kind::Read if mirror => true,
+                Kind::Write if mirror && status.is_media_error() => {
+                    // The write stands if another in-sync member has it: fail this member.
+                    if array.fail_member(p.member).is_err() {
+                        array.set_broken();
+                        rq.set_error(status);
+                    }
+                    false
+                }
+                Kind::Flush => {
+                    pr_err!(
+                        "{}: flush error on member {} (status {:?})\n",
+                        array.name(),
+                        name,
+                        status
+                    );
+                    if !mirror {
+                        rq.set_error(status);
+                    }
+                    false
+                }
+                _ => {
+                    rq.set_error(status);
+                    false
+                }
             }
+        };
+        if to_worker {
+            defer::<Array>(bio);
         }
-    }
-}
-
-impl WorkItem for Array {
-    type Pointer = Arc<Array>;
-
-    fn run(this: Arc<Array>) {
-        this.retry_reads();
     }
 }
 
 impl DiskOps for Array {
-    fn queue_rq(rq: InflightRequest<Self>) {
-        let array = rq.data();
-        if let Err(status) = with_own_plug(|| array.map_request(&rq)) {
+    type Deferred = Piece;
+
+    fn handle(rq: InflightRequest<Self>) {
+        if let Err(status) = rq.data().map_request(&rq) {
             rq.set_error(status);
         }
+    }
+
+    fn handle_deferred(bio: Bio<Piece>) {
+        // Put the bio first; the piece keeps the request, and so the array, alive.
+        let piece = bio.into_ctx();
+        piece.request().data().retry_read(&piece);
     }
 
     fn open(this: ArcBorrow<'_, Self>) -> Result {
@@ -383,7 +406,7 @@ impl Array {
 }
 
 /// The set bits of `map`, lowest first.
-fn bits(mut map: u64) -> impl Iterator<Item = usize> {
+pub(super) fn bits(mut map: u64) -> impl Iterator<Item = usize> {
     core::iter::from_fn(move || {
         if map == 0 {
             return None;

@@ -2,26 +2,26 @@
 //!
 //! An [`Array`] owns its open members and the per-level geometry from `layout/`. Requests are
 //! mapped to member bios in [`io`]; array and member state lives in atomics, so the I/O path
-//! takes no lock.
+//! takes no lock. Member errors are handled in [`repair`].
 
 pub mod attrs;
 pub mod control;
 pub mod engines;
 pub mod io;
 pub mod parse;
+pub mod repair;
 
 use crate::layout::{raid0::Raid0, raid1::Raid1};
-use crate::sys::bio::{BioSet, BioStack};
+use crate::sys::bio::BioSet;
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
-use crate::sys::workqueue::QueueRef;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use io::Piece;
 use kernel::{
-    new_mutex, new_work,
+    new_mutex,
+    page::Page,
     prelude::*,
     sync::{Arc, Mutex},
-    workqueue::{impl_has_work, Work},
 };
 
 /// An array name: `rraid` followed by 1 to 3 digits.
@@ -134,20 +134,15 @@ pub struct Array {
     writes: AtomicU32,
     #[pin]
     bioset: BioSet<Piece>,
-    /// Failed member reads waiting for a retry on another member.
-    retry: BioStack<Piece>,
+    /// The buffer of read-error repair, as md's `tmppage`: one repair at a time per array, and
+    /// no allocation on that path.
     #[pin]
-    retry_work: Work<Array>,
-    wq: QueueRef,
+    repair_page: Mutex<Page>,
     #[pin]
     open: Mutex<OpenState>,
     // Dropped after `members`, which it claims.
     _holder: Holder,
     _module: ModuleRef,
-}
-
-impl_has_work! {
-    impl HasWork<Self> for Array { self.retry_work }
 }
 
 /// Reserved member bios per array: enough for one request's worth of progress.
@@ -159,7 +154,6 @@ impl Array {
         level: Level,
         members: KVec<Member>,
         assume_clean: bool,
-        wq: QueueRef,
         holder: Holder,
         module: ModuleRef,
     ) -> Result<Arc<Self>> {
@@ -168,6 +162,7 @@ impl Array {
         } else {
             (1u64 << members.len()) - 1
         };
+        let page = Page::alloc_page(GFP_KERNEL)?;
         Arc::pin_init(
             try_pin_init!(Self {
                 name,
@@ -178,9 +173,7 @@ impl Array {
                 assume_clean,
                 writes: AtomicU32::new(0),
                 bioset <- BioSet::new(BIOSET_POOL),
-                retry: BioStack::new(),
-                retry_work <- new_work!("rraid::retry_work"),
-                wq,
+                repair_page <- new_mutex!(page, "rraid::repair_page"),
                 open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),
                 _holder: holder,
                 _module: module,

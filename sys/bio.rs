@@ -6,7 +6,7 @@
 
 use super::member::MemberDev;
 use super::request::RqBio;
-use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_PREFLUSH};
+use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_NOWAIT, REQ_PREFLUSH};
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
@@ -45,8 +45,9 @@ unsafe impl<C: BioCtx> Sync for BioSet<C> {}
 impl<C: BioCtx> BioSet<C> {
     /// Creates a bioset holding `pool_size` reserved bios.
     ///
-    /// Its rescuer keeps allocations from `queue_rq` moving when earlier clones still wait on
-    /// `current->bio_list`.
+    /// With the reserve, allocations with `GFP_NOIO` never fail: they wait for member bios in
+    /// flight to come back. No rescuer: member bios are allocated on rraid's workers, never
+    /// inside `submit_bio` where earlier bios could wait on `current->bio_list`.
     pub fn new(pool_size: u32) -> impl PinInit<Self, Error> {
         // Contexts sit at a 16-aligned distance in front of slab-aligned bios.
         build_assert!(align_of::<C>() <= 16);
@@ -63,7 +64,7 @@ impl<C: BioCtx> BioSet<C> {
                     this.bs.get(),
                     pool_size,
                     front_pad::<C>() as u32,
-                    bindings::BIOSET_NEED_RESCUER as i32,
+                    0,
                 )
             })
         })
@@ -84,7 +85,9 @@ impl<C: BioCtx> BioSet<C> {
     /// Clones sectors `[offset, offset + len)` of `src` onto `member` at `sector`.
     ///
     /// The clone shares `src`'s pages: no data is copied. `REQ_PREFLUSH` is dropped, since
-    /// flushes reach members as separate bios.
+    /// flushes reach members as separate bios, and so is `REQ_NOWAIT`, as md drops it: the
+    /// worker may wait for a member, and a member's "would block" or "not supported" answer to
+    /// a nowait bio must never look like a media error.
     pub fn clone_range<T>(
         &self,
         src: &RqBio<T>,
@@ -107,7 +110,7 @@ impl<C: BioCtx> BioSet<C> {
         unsafe {
             bindings::bio_trim(b, offset, len);
             (*b).bi_iter.bi_sector = sector;
-            (*b).bi_opf &= !REQ_PREFLUSH;
+            (*b).bi_opf &= !(REQ_PREFLUSH | REQ_NOWAIT);
         }
         Ok(bio)
     }
@@ -185,8 +188,8 @@ impl<C: BioCtx> Bio<C> {
 
     /// The completion status the member reported.
     pub fn status(&self) -> BlkStatus {
-        // SAFETY: The bio is valid by the type invariant.
-        BlkStatus::from_raw(unsafe { self.bio.as_ref() }.bi_status)
+        // SAFETY: The bio is valid by the type invariant; the member has completed it.
+        BlkStatus::from_raw(unsafe { (*self.bio.as_ptr()).bi_status })
     }
 
     /// Puts the bio and hands back its context.
@@ -234,10 +237,14 @@ impl<C: BioCtx> Bio<C> {
 
 impl<C: BioCtx> Drop for Bio<C> {
     fn drop(&mut self) {
-        // SAFETY: The context is initialised and owned by `self`; it is dropped once.
-        unsafe { ptr::drop_in_place(ctx_ptr::<C>(self.bio.as_ptr())) };
+        // SAFETY: The context is initialised and owned by `self`; it is moved out once.
+        let ctx = unsafe { ctx_ptr::<C>(self.bio.as_ptr()).read() };
+        // The bio goes back to its bioset before the context is dropped: the context may hold
+        // the last reference to a request, and once that ends, the array (and the bioset with
+        // it) may be freed.
         // SAFETY: We own one reference to the bio.
         unsafe { bindings::bio_put(self.bio.as_ptr()) };
+        drop(ctx);
     }
 }
 
@@ -323,6 +330,13 @@ pub struct BioChain<C: BioCtx> {
     _p: PhantomData<C>,
 }
 
+impl<C: BioCtx> BioChain<C> {
+    /// Whether the chain holds no bio.
+    pub fn is_empty(&self) -> bool {
+        self.next.is_null()
+    }
+}
+
 impl<C: BioCtx> Iterator for BioChain<C> {
     type Item = Bio<C>;
 
@@ -345,27 +359,3 @@ impl<C: BioCtx> Drop for BioChain<C> {
     }
 }
 
-/// Runs `f`, which submits member bios, under a plug of its own.
-///
-/// `queue_rq` may run while blk-mq flushes the submitting task's plug (`blk_finish_plug`,
-/// `schedule`). Member bios submitted then would be added to that very plug list in the middle
-/// of its flush, leaving its count and list out of step (a NULL dereference in
-/// `blk_add_rq_to_plug` later). So the task's plug is set aside for the duration, and the
-/// member bios are batched in a fresh one that is flushed before returning.
-pub fn with_own_plug<R>(f: impl FnOnce() -> R) -> R {
-    // SAFETY: `get_current` is always valid in task context, where `queue_rq` runs
-    // (`BLK_MQ_F_BLOCKING`); only the task itself touches its `plug` field.
-    let task = unsafe { bindings::get_current() };
-    // SAFETY: As above.
-    let saved = unsafe { core::mem::replace(&mut (*task).plug, ptr::null_mut()) };
-    let mut plug = core::mem::MaybeUninit::<bindings::blk_plug>::uninit();
-    // SAFETY: `blk_start_plug` initialises the plug and installs it as `current->plug`; it stays
-    // on this stack frame until `blk_finish_plug` has flushed and uninstalled it below.
-    unsafe { bindings::blk_start_plug(plug.as_mut_ptr()) };
-    let r = f();
-    // SAFETY: The plug was started above by this task.
-    unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
-    // SAFETY: Restores the task's own plug, as found.
-    unsafe { (*task).plug = saved };
-    r
-}

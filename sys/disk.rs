@@ -1,11 +1,27 @@
-//! A blk-mq disk whose queue data is an `Arc<T>`, with stacked limits and open/release.
+//! A blk-mq disk whose queue data is an `Arc<T>`, with stacked limits, open/release and workers.
 //!
 //! The 6.12 `kernel::block::mq` types have no queue data, no limits beyond block sizes, no
-//! open/release and a NULL fops owner; this is the variant a stacking driver needs.
+//! open/release, a NULL fops owner and a `queue_rq` that must do all its work in place; this is
+//! the variant a stacking driver needs.
+//!
+//! Execution model: `queue_rq` never sleeps. It starts the request, parks it on its hardware
+//! queue's [`RequestList`] and queues that hardware queue's work item on rraid's workqueue
+//! (per-CPU, `WQ_MEM_RECLAIM`). The work item runs in task context under a plug of its own and
+//! hands each request to [`DiskOps::handle`], which may sleep for member bios and member tags.
+//! So the submitter's plug never holds member requests that a sleeping `queue_rq` waits for,
+//! and a request can wait (for a retry, later for a stripe) without holding `queue_rq`.
+//! Member bios that need process context after completing ([`defer`]) go back to the same
+//! worker.
+//!
+//! Lifetime: the fops are static per `T`. What the block layer may still use after
+//! `del_gendisk` (the queue data, the tag set, the lock class key) is owned by the gendisk and
+//! freed by `free_disk`, at its final put.
 
+use super::bio::{Bio, BioCtx, BioStack};
 use super::member::{MemberDev, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE};
-use super::request::{InflightRequest, RqPdu};
+use super::request::{InflightRequest, RequestList, RqPdu};
 use super::sysfs::Parent;
+use super::workqueue::QueueRef;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::{
@@ -17,21 +33,45 @@ use kernel::{
     types::{ForeignOwnable, Opaque, ScopeGuard},
 };
 
-/// Lock class of rraid queues' internal locks.
-static DISK_KEY: super::LockKey = super::LockKey::new();
-/// Lock class of rraid's flush queues: a member's flush completion ends an rraid flush inside
-/// the member's flush lock, which lockdep would otherwise take for recursion (as nvme-loop).
-static FQ_KEY: super::LockKey = super::LockKey::new();
+/// `BLK_FEAT_POLL`: rraid queues have no poll queues.
+const BLK_FEAT_POLL: u32 = 1 << 9;
+/// `BLK_FEAT_ZONED`.
+pub(crate) const BLK_FEAT_ZONED: u32 = 1 << 10;
+/// Lock class name of the per-disk key.
+const KEY_NAME: &CStr = kernel::c_str!("rraid::disk");
 
 /// What a disk's owner does for it.
 pub trait DiskOps: Send + Sync + Sized + 'static {
-    /// Handles a started request. The request completes when its last reference is dropped,
-    /// which may be long after this returns. May sleep (`BLK_MQ_F_BLOCKING`).
-    fn queue_rq(rq: InflightRequest<Self>);
+    /// Context of the member bios that completions hand back to the worker with [`defer`].
+    type Deferred: BioCtx + DeferredBio<Self>;
+    /// Handles a started request, on a worker: task context, may sleep, under the worker's
+    /// plug. The request completes when its last reference is dropped, which may be long
+    /// after this returns.
+    fn handle(rq: InflightRequest<Self>);
+    /// Handles a member bio passed to [`defer`], on the worker of its request.
+    fn handle_deferred(bio: Bio<Self::Deferred>);
     /// Someone opens the disk.
     fn open(this: ArcBorrow<'_, Self>) -> Result;
     /// An opener closes the disk.
     fn release(this: ArcBorrow<'_, Self>);
+}
+
+/// A bio context that belongs to a request of a disk serving `T`.
+pub trait DeferredBio<T: 'static> {
+    /// The request whose reference the context holds.
+    fn request(&self) -> &InflightRequest<T>;
+}
+
+/// Hands `bio` to the worker of its request's hardware queue, which passes it to
+/// [`DiskOps::handle_deferred`]. Callable from any context, completions included.
+pub fn defer<T: DiskOps>(bio: Bio<T::Deferred>) {
+    let hq = bio.ctx().request().hctx_data().cast::<HwQueue<T>>();
+    // SAFETY: The hardware queue's `driver_data` is its `HwQueue<T>` (`init_hctx_trampoline`),
+    // which lives until `exit_hctx`, after the queue is drained of requests; the bio holds its
+    // request, so the queue is not drained before the bio is consumed.
+    let hq = unsafe { &*hq };
+    hq.bios.push(bio);
+    hq.kick();
 }
 
 /// Queue limits under construction.
@@ -83,6 +123,19 @@ impl Limits {
         self.0.max_write_zeroes_sectors = 0;
     }
 
+    /// Switches discard off (stacking offers it when any member has it).
+    pub fn disable_discard(&mut self) {
+        self.0.max_hw_discard_sectors = 0;
+        self.0.max_discard_sectors = 0;
+    }
+
+    /// Drops what stacking inherits but rraid does not implement: secure erase (which would
+    /// need every member to erase) and polled I/O (rraid has no poll queues).
+    pub fn drop_unimplemented(&mut self) {
+        self.0.max_secure_erase_sectors = 0;
+        self.0.features &= !BLK_FEAT_POLL;
+    }
+
     /// Whether the stacked queue reports a volatile write cache.
     pub fn write_cache(&self) -> bool {
         self.0.features & BLK_FEAT_WRITE_CACHE != 0
@@ -94,49 +147,170 @@ impl Limits {
     }
 }
 
-/// The tag set and fops of a disk, pinned because the C side points into them.
+/// The per-hardware-queue state: parked requests, deferred bios and the work item that drains
+/// them.
 ///
 /// # Invariants
 ///
-/// `tag_set` was set up by `blk_mq_alloc_tag_set` and is freed in `drop`.
+/// `work` was set up with [`hw_work::<T>`] as its function; `wq` outlives this value.
+#[repr(C)]
 #[pin_data(PinnedDrop)]
-struct DiskInner {
+struct HwQueue<T: DiskOps> {
+    // First, so that the work pointer is the `HwQueue` pointer.
     #[pin]
-    tag_set: Opaque<bindings::blk_mq_tag_set>,
-    fops: bindings::block_device_operations,
+    work: Opaque<bindings::work_struct>,
+    rqs: RequestList<T>,
+    bios: BioStack<T::Deferred>,
+    wq: QueueRef,
 }
 
-impl DiskInner {
-    fn new<T: DiskOps>(module: &'static ThisModule, queue_depth: u32) -> impl PinInit<Self, Error> {
+// SAFETY: The lists are lock-free and the work item is driven by the workqueue.
+unsafe impl<T: DiskOps> Send for HwQueue<T> {}
+// SAFETY: As above.
+unsafe impl<T: DiskOps> Sync for HwQueue<T> {}
+
+/// Lock class of the hardware queues' work items.
+static WORK_KEY: super::LockKey = super::LockKey::new();
+
+impl<T: DiskOps> HwQueue<T> {
+    fn new(wq: QueueRef) -> impl PinInit<Self> {
+        // INVARIANT: the work function is `hw_work::<T>`.
+        pin_init!(Self {
+            // SAFETY: `slot` is valid for writes and pinned; the name and key are static.
+            work <- Opaque::ffi_init(|slot| unsafe {
+                bindings::init_work_with_key(
+                    slot,
+                    Some(hw_work::<T>),
+                    false,
+                    KEY_NAME.as_char_ptr(),
+                    WORK_KEY.as_ptr(),
+                )
+            }),
+            rqs: RequestList::new(),
+            bios: BioStack::new(),
+            wq,
+        })
+    }
+
+    /// Makes sure the work item runs after what was just parked.
+    fn kick(&self) {
+        // SAFETY: The work item is initialised and pinned, the queue valid (type invariant).
+        // Queueing an already pending item does nothing, and that pending run takes what was
+        // parked, since it takes the lists only after it starts.
+        unsafe {
+            bindings::queue_work_on(
+                bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
+                self.wq.raw(),
+                self.work.get(),
+            )
+        };
+    }
+}
+
+#[pinned_drop]
+impl<T: DiskOps> PinnedDrop for HwQueue<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: The work item is initialised; this waits for a run still returning.
+        unsafe { bindings::cancel_work_sync(self.work.get()) };
+    }
+}
+
+/// Rounds of taking both lists before a run yields to the workqueue.
+const WORK_ROUNDS: usize = 8;
+
+/// The work function of a hardware queue: hands parked bios and requests to the driver, each
+/// round under a plug that batches the member bios it submits.
+///
+/// # Safety
+///
+/// Called by the workqueue for the `work` of a live `HwQueue<T>`.
+unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
+    // SAFETY: `work` is the first field of a `#[repr(C)]` `HwQueue<T>`, which lives until
+    // `cancel_work_sync` in its drop has waited for this run.
+    let hq = unsafe { &*work.cast::<HwQueue<T>>() };
+    for _ in 0..WORK_ROUNDS {
+        let bios = hq.bios.take_all();
+        let rqs = hq.rqs.take_all();
+        if bios.is_empty() && rqs.is_empty() {
+            break;
+        }
+        let mut plug = core::mem::MaybeUninit::<bindings::blk_plug>::uninit();
+        // SAFETY: A work item runs in task context on a kworker, which has no plug of its own;
+        // the plug stays on this frame until `blk_finish_plug` below has flushed and removed it.
+        unsafe { bindings::blk_start_plug(plug.as_mut_ptr()) };
+        for bio in bios {
+            T::handle_deferred(bio);
+        }
+        for rq in rqs {
+            T::handle(rq);
+        }
+        // SAFETY: Started above on this task.
+        unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
+    }
+    // Anything parked after the last round finds the item idle and queues it again: `kick`
+    // follows every push, and the pending bit is clear while this function runs.
+}
+
+/// What the gendisk owns for `T`, freed by `free_disk` at its final put.
+///
+/// # Invariants
+///
+/// `key` is registered with lockdep while this value lives. `tag_set` was allocated by
+/// `blk_mq_alloc_tag_set` unless `tags` is null, and is freed in `drop`. `data` came from
+/// `Arc<T>::into_foreign` and is owned by this value.
+#[pin_data(PinnedDrop)]
+struct DiskState<T: DiskOps> {
+    #[pin]
+    key: Opaque<bindings::lock_class_key>,
+    #[pin]
+    tag_set: Opaque<bindings::blk_mq_tag_set>,
+    wq: QueueRef,
+    data: *const core::ffi::c_void,
+    _p: PhantomData<Arc<T>>,
+}
+
+impl<T: DiskOps> DiskState<T> {
+    fn new(data: Arc<T>, queue_depth: u32, wq: QueueRef) -> impl PinInit<Self, Error> {
+        let data = data.into_foreign();
         // SAFETY: `blk_mq_tag_set` is integers and pointers, all of which may be 0.
         let mut set: bindings::blk_mq_tag_set = unsafe { core::mem::zeroed() };
         set.ops = Vtable::<T>::ops();
         // SAFETY: `nr_cpu_ids` is set at boot and never changes afterwards.
         set.nr_hw_queues = unsafe { bindings::nr_cpu_ids };
-        set.queue_depth = queue_depth;
+        set.queue_depth = queue_depth.max(1);
         set.numa_node = bindings::NUMA_NO_NODE;
         set.cmd_size = core::mem::size_of::<RqPdu>() as u32;
-        // Blocking: `queue_rq` allocates member bios with GFP_NOIO from a mempool, which may
-        // sleep but cannot fail. No scheduler by default: md, bio-based, has none either.
+        // One tag space shared by all hardware queues, no deeper than the members. Not
+        // blocking: `queue_rq` only parks requests. No scheduler by default: md, bio-based, has
+        // none either.
         set.flags = bindings::BLK_MQ_F_SHOULD_MERGE
-            | bindings::BLK_MQ_F_BLOCKING
+            | bindings::BLK_MQ_F_TAG_HCTX_SHARED
             | bindings::BLK_MQ_F_STACKING
             | bindings::BLK_MQ_F_NO_SCHED_BY_DEFAULT;
         set.nr_maps = 1;
-        // SAFETY: The fops table is plain data; every field may be zero/None.
-        let mut fops: bindings::block_device_operations = unsafe { core::mem::zeroed() };
-        fops.owner = module.as_ptr();
-        fops.open = Some(open_trampoline::<T>);
-        fops.release = Some(release_trampoline::<T>);
+        // INVARIANT: the key is registered, the set allocated (or `tags` null) and `data` owned
+        // once the chain below has run.
         try_pin_init!(Self {
+            // SAFETY: `slot` is valid for writes; a zeroed key is what lockdep registers.
+            key <- Opaque::ffi_init(|slot: *mut bindings::lock_class_key| unsafe {
+                core::ptr::write_bytes(slot, 0, 1);
+                #[cfg(CONFIG_LOCKDEP)]
+                bindings::lockdep_register_key(slot);
+            }),
             tag_set <- Opaque::ffi_init(move |slot: *mut bindings::blk_mq_tag_set| {
                 // SAFETY: `slot` is valid for writes.
                 unsafe { slot.write(set) };
             }),
-            fops,
+            wq,
+            data,
+            _p: PhantomData,
         })
-        .pin_chain(|this| {
-            // SAFETY: The tag set is initialised above and pinned.
+        .pin_chain(move |this| {
+            // `init_hctx` finds the state (its work queue and key) through the set.
+            let me: *const Self = &*this;
+            // SAFETY: The set is initialised and pinned, in the same allocation as `me`.
+            unsafe { (*this.tag_set.get()).driver_data = me.cast_mut().cast() };
+            // SAFETY: As above.
             let ret = to_result(unsafe { bindings::blk_mq_alloc_tag_set(this.tag_set.get()) });
             if ret.is_err() {
                 // A failed allocation leaves nothing to free; mark it so `drop` skips it.
@@ -146,18 +320,30 @@ impl DiskInner {
             ret
         })
     }
+
+    fn key(&self) -> *mut bindings::lock_class_key {
+        self.key.get()
+    }
 }
 
 #[pinned_drop]
-impl PinnedDrop for DiskInner {
+impl<T: DiskOps> PinnedDrop for DiskState<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: By the type invariant the set was allocated, unless `tags` was cleared after a
-        // failure; no disk uses it any more, since `Disk` puts its disk first.
+        // SAFETY: By the type invariant the set was allocated unless `tags` is null; the queue
+        // that used it has been released (this runs from `free_disk` or after `put_disk` of a
+        // disk never added).
         unsafe {
             if !(*self.tag_set.get()).tags.is_null() {
                 bindings::blk_mq_free_tag_set(self.tag_set.get());
             }
         }
+        // SAFETY: `data` came from `into_foreign` and is dropped once, here.
+        drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(self.data) });
+        // SAFETY: Registered in `new`; nothing that uses the class is left.
+        #[cfg(CONFIG_LOCKDEP)]
+        unsafe {
+            bindings::lockdep_unregister_key(self.key.get())
+        };
     }
 }
 
@@ -165,14 +351,12 @@ impl PinnedDrop for DiskInner {
 ///
 /// # Invariants
 ///
-/// `disk` was added with `device_add_disk`, its `queuedata` and `private_data` are `data`, which
-/// came from `Arc<T>::into_foreign`; `holders` are linked to it with `bd_link_disk_holder`.
+/// `disk` was added with `device_add_disk` and this value holds its allocation reference. Its
+/// `private_data` is a `Pin<KBox<DiskState<T>>>` from `into_foreign`, owned by the gendisk and
+/// freed by `free_disk`. `holders` are linked to it with `bd_link_disk_holder`.
 pub struct Disk<T: DiskOps> {
     disk: NonNull<bindings::gendisk>,
     holders: KVec<NonNull<bindings::block_device>>,
-    data: *const core::ffi::c_void,
-    // Dropped after the disk is put.
-    _inner: Pin<KBox<DiskInner>>,
     _p: PhantomData<Arc<T>>,
 }
 
@@ -182,32 +366,31 @@ unsafe impl<T: DiskOps> Send for Disk<T> {}
 unsafe impl<T: DiskOps> Sync for Disk<T> {}
 
 impl<T: DiskOps> Disk<T> {
-    /// Allocates, names and adds a disk of `sectors` sectors that serves `data`.
+    /// Allocates, names and adds a disk of `sectors` sectors that serves `data`, with a tag
+    /// space of `queue_depth` requests and workers on `wq`.
     ///
-    /// `data` must be fully able to serve I/O: adding the disk reads its partition table.
+    /// `data` must be fully able to serve I/O: adding the disk reads its partition table. It is
+    /// dropped at the disk's final put, which may come after this `Disk` is dropped.
     pub fn add(
         name: &str,
-        module: &'static ThisModule,
         mut lim: Limits,
         sectors: u64,
         data: Arc<T>,
         queue_depth: u32,
+        wq: QueueRef,
     ) -> Result<Self> {
-        let inner = KBox::pin_init(DiskInner::new::<T>(module, queue_depth), GFP_KERNEL)?;
-        let data = data.into_foreign();
-        let data_guard = ScopeGuard::new(|| {
-            // SAFETY: `data` came from `into_foreign` above and was not handed to a disk.
-            drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(data) });
-        });
-        // SAFETY: The tag set is allocated; the lock class key is static.
+        let state = KBox::pin_init(DiskState::<T>::new(data, queue_depth, wq), GFP_KERNEL)?;
+        // SAFETY: The tag set is allocated; the key is registered and lives as long as the
+        // disk, since the disk owns `state` once added.
         let disk = from_err_ptr(unsafe {
             bindings::__blk_mq_alloc_disk(
-                inner.tag_set.get(),
+                state.tag_set.get(),
                 &mut lim.0,
-                data.cast_mut(),
-                DISK_KEY.as_ptr(),
+                state.data.cast_mut(),
+                state.key(),
             )
         })?;
+        // Until the disk is added, `state` is ours to free, after the disk is put.
         let put_guard = ScopeGuard::new_with_data(disk, |disk| {
             // SAFETY: The disk was allocated and not added.
             unsafe { bindings::put_disk(disk) };
@@ -223,23 +406,33 @@ impl<T: DiskOps> Disk<T> {
             *dst = src as _;
         }
         d.disk_name[bytes.len()] = 0;
-        d.fops = &inner.fops;
-        d.private_data = data.cast_mut();
+        d.fops = Vtable::<T>::fops();
+        let state_ptr = <Pin<KBox<DiskState<T>>> as ForeignOwnable>::into_foreign(state);
+        d.private_data = state_ptr.cast_mut();
+        let state_guard = ScopeGuard::new(|| {
+            // SAFETY: `state_ptr` came from `into_foreign` above and the disk was not added, so
+            // `free_disk` will not run for it.
+            drop(unsafe { <Pin<KBox<DiskState<T>>> as ForeignOwnable>::from_foreign(state_ptr) });
+        });
         // SAFETY: `disk` is valid.
         unsafe { bindings::set_capacity(disk, sectors) };
         // SAFETY: `disk` is fully set up; on failure it is still ours to put.
-        to_result(unsafe {
+        let added = to_result(unsafe {
             bindings::device_add_disk(core::ptr::null_mut(), disk, core::ptr::null_mut())
-        })?;
+        });
+        if let Err(e) = added {
+            // Put the disk (which uses the tag set) before freeing the state.
+            drop(put_guard);
+            drop(state_guard);
+            return Err(e);
+        }
         put_guard.dismiss();
-        data_guard.dismiss();
-        // INVARIANT: added, with `data` as queue and private data; no holders yet.
+        state_guard.dismiss();
+        // INVARIANT: added; `state` now belongs to the gendisk; no holders yet.
         Ok(Self {
             // SAFETY: `from_err_ptr` returned a valid pointer.
             disk: unsafe { NonNull::new_unchecked(disk) },
             holders: KVec::new(),
-            data,
-            _inner: inner,
             _p: PhantomData,
         })
     }
@@ -248,7 +441,7 @@ impl<T: DiskOps> Disk<T> {
     pub fn link_holder(&mut self, member: &MemberDev) -> Result {
         self.holders.reserve(1, GFP_KERNEL)?;
         // SAFETY: The disk is added and the member open; the member outlives the link, since
-        // the array that owns it outlives this disk.
+        // the array that owns it is freed only at the disk's final put.
         to_result(unsafe { bindings::bd_link_disk_holder(member.bdev(), self.disk.as_ptr()) })?;
         // SAFETY: `bdev()` is non-null for an open member.
         let bdev = unsafe { NonNull::new_unchecked(member.bdev()) };
@@ -267,7 +460,8 @@ impl<T: DiskOps> Disk<T> {
     pub fn openers(&self) -> u32 {
         // SAFETY: `part0` of an added disk is valid; `bd_openers` is an atomic read racily.
         unsafe {
-            core::ptr::read_volatile(&(*(*self.disk.as_ptr()).part0).bd_openers.counter) as u32
+            core::ptr::read_volatile(&raw const (*(*self.disk.as_ptr()).part0).bd_openers.counter)
+                as u32
         }
     }
 }
@@ -275,21 +469,28 @@ impl<T: DiskOps> Disk<T> {
 impl<T: DiskOps> Drop for Disk<T> {
     fn drop(&mut self) {
         for bdev in self.holders.iter() {
-            // SAFETY: Each was linked by `link_holder` and its member is still open.
+            // SAFETY: Each was linked by `link_holder` and its member is still open (the array
+            // that owns it is freed only at the final put).
             unsafe { bindings::bd_unlink_disk_holder(bdev.as_ptr(), self.disk.as_ptr()) };
         }
         // SAFETY: The disk was added; `del_gendisk` drains its queue, so no request and no
-        // `queue_rq` remain afterwards.
+        // `queue_rq` remain afterwards, and exits the hardware queues.
         unsafe { bindings::del_gendisk(self.disk.as_ptr()) };
-        // SAFETY: We hold the allocation reference.
+        // SAFETY: We hold the allocation reference; `free_disk` runs at the last put, which
+        // may be this one or a later one of an opener that raced with the removal.
         unsafe { bindings::put_disk(self.disk.as_ptr()) };
-        // SAFETY: `data` came from `into_foreign`; the queue is drained so nothing borrows it.
-        drop(unsafe { <Arc<T> as ForeignOwnable>::from_foreign(self.data) });
     }
 }
 
-/// The blk-mq operations table for `T`.
+/// The blk-mq operations and block device operations for `T`.
 struct Vtable<T>(PhantomData<T>);
+
+/// `block_device_operations` is `Sync` in practice: it is only read.
+#[repr(transparent)]
+struct Fops(bindings::block_device_operations);
+
+// SAFETY: The table is immutable; the module pointer in it is only used by the block layer.
+unsafe impl Sync for Fops {}
 
 impl<T: DiskOps> Vtable<T> {
     const OPS: bindings::blk_mq_ops = bindings::blk_mq_ops {
@@ -303,8 +504,8 @@ impl<T: DiskOps> Vtable<T> {
         timeout: None,
         poll: None,
         complete: None,
-        init_hctx: Some(init_hctx_trampoline),
-        exit_hctx: None,
+        init_hctx: Some(init_hctx_trampoline::<T>),
+        exit_hctx: Some(exit_hctx_trampoline::<T>),
         init_request: None,
         exit_request: None,
         cleanup_rq: None,
@@ -313,8 +514,24 @@ impl<T: DiskOps> Vtable<T> {
         show_rq: None,
     };
 
+    /// Static: the block layer reads `owner` after the last release and calls `free_disk` at
+    /// the final put, both possibly after the array is removed.
+    const FOPS: Fops = Fops(bindings::block_device_operations {
+        open: Some(open_trampoline::<T>),
+        release: Some(release_trampoline::<T>),
+        free_disk: Some(free_disk_trampoline::<T>),
+        owner: &raw const bindings::__this_module as *mut bindings::module,
+        // SAFETY: The remaining fields are optional callbacks and plain data; all-zero is
+        // "not provided".
+        ..unsafe { core::mem::zeroed() }
+    });
+
     fn ops() -> &'static bindings::blk_mq_ops {
         &Self::OPS
+    }
+
+    fn fops() -> &'static bindings::block_device_operations {
+        &Self::FOPS.0
     }
 }
 
@@ -322,27 +539,75 @@ impl<T: DiskOps> Vtable<T> {
 ///
 /// Called by blk-mq on a queue set up by [`Disk::add`] for `T`.
 unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
-    _hctx: *mut bindings::blk_mq_hw_ctx,
+    hctx: *mut bindings::blk_mq_hw_ctx,
     bd: *const bindings::blk_mq_queue_data,
 ) -> bindings::blk_status_t {
     // SAFETY: `bd` and its request are valid; the queue's data is an `Arc<T>` and the tag set's
-    // `cmd_size` covers `RqPdu` (see `DiskInner::new`).
+    // `cmd_size` covers `RqPdu` (see `DiskState::new`).
     let rq = unsafe { InflightRequest::<T>::start((*bd).rq) };
-    T::queue_rq(rq);
+    // SAFETY: `driver_data` of this queue's hardware contexts is their `HwQueue<T>`, live
+    // while requests are issued on them.
+    let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };
+    hq.rqs.push(rq);
+    hq.kick();
     bindings::BLK_STS_OK as bindings::blk_status_t
 }
 
 /// # Safety
 ///
-/// Called by blk-mq for each hardware context of a queue set up by [`Disk::add`].
-unsafe extern "C" fn init_hctx_trampoline(
+/// Called by blk-mq for each hardware context of a queue set up by [`Disk::add`] for `T`, with
+/// the tag set's `driver_data` as `data`.
+unsafe extern "C" fn init_hctx_trampoline<T: DiskOps>(
     hctx: *mut bindings::blk_mq_hw_ctx,
-    _data: *mut core::ffi::c_void,
+    data: *mut core::ffi::c_void,
     _idx: core::ffi::c_uint,
 ) -> core::ffi::c_int {
-    // SAFETY: `hctx` is being initialised and has its flush queue; the key is static.
-    unsafe { bindings::blk_mq_hctx_set_fq_lock_class(hctx, FQ_KEY.as_ptr()) };
+    // SAFETY: The set's `driver_data` is its `DiskState<T>` (`DiskState::new`), which owns the
+    // set and so outlives its hardware contexts.
+    let state = unsafe { &*data.cast::<DiskState<T>>() };
+    let hq = match KBox::pin_init(HwQueue::<T>::new(state.wq), GFP_KERNEL) {
+        Ok(hq) => hq,
+        Err(e) => return e.to_errno(),
+    };
+    // SAFETY: `hctx` is being initialised and has its flush queue; the key outlives it. One
+    // class per disk: a member's flush completing inside the flush lock of a member that is
+    // itself an rraid disk is then no recursion for lockdep.
+    unsafe { bindings::blk_mq_hctx_set_fq_lock_class(hctx, state.key()) };
+    // SAFETY: `driver_data` is the driver's; `exit_hctx_trampoline` takes it back.
+    unsafe {
+        (*hctx).driver_data =
+            <Pin<KBox<HwQueue<T>>> as ForeignOwnable>::into_foreign(hq).cast_mut();
+    }
     0
+}
+
+/// # Safety
+///
+/// Called by blk-mq when a hardware context set up by [`init_hctx_trampoline`] goes away.
+unsafe extern "C" fn exit_hctx_trampoline<T: DiskOps>(
+    hctx: *mut bindings::blk_mq_hw_ctx,
+    _idx: core::ffi::c_uint,
+) {
+    // SAFETY: `driver_data` came from `into_foreign` in `init_hctx_trampoline`; the queue is
+    // drained, so nothing parks on it any more. Dropping it waits for a running work item.
+    unsafe {
+        let hq = core::mem::replace(&mut (*hctx).driver_data, core::ptr::null_mut());
+        drop(<Pin<KBox<HwQueue<T>>> as ForeignOwnable>::from_foreign(hq));
+    }
+}
+
+/// The queue data of a disk added by [`Disk::add`].
+///
+/// # Safety
+///
+/// `disk` is such a disk, before its `free_disk`.
+unsafe fn disk_data<'a, T: DiskOps>(disk: *mut bindings::gendisk) -> ArcBorrow<'a, T> {
+    // SAFETY: `private_data` is the disk's `DiskState<T>`, whose `data` is an `Arc<T>` from
+    // `into_foreign`, alive until `free_disk`.
+    unsafe {
+        let state = &*(*disk).private_data.cast::<DiskState<T>>();
+        <Arc<T> as ForeignOwnable>::borrow(state.data)
+    }
 }
 
 /// # Safety
@@ -352,9 +617,8 @@ unsafe extern "C" fn open_trampoline<T: DiskOps>(
     disk: *mut bindings::gendisk,
     _mode: bindings::blk_mode_t,
 ) -> core::ffi::c_int {
-    // SAFETY: `private_data` is the disk's `Arc<T>`, alive while the disk is.
-    let data = unsafe { <Arc<T> as ForeignOwnable>::borrow((*disk).private_data) };
-    match T::open(data) {
+    // SAFETY: An open comes before the final put.
+    match T::open(unsafe { disk_data::<T>(disk) }) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
@@ -364,7 +628,17 @@ unsafe extern "C" fn open_trampoline<T: DiskOps>(
 ///
 /// As for [`open_trampoline`].
 unsafe extern "C" fn release_trampoline<T: DiskOps>(disk: *mut bindings::gendisk) {
-    // SAFETY: As in `open_trampoline`.
-    let data = unsafe { <Arc<T> as ForeignOwnable>::borrow((*disk).private_data) };
-    T::release(data);
+    // SAFETY: A release comes before the final put.
+    T::release(unsafe { disk_data::<T>(disk) });
+}
+
+/// # Safety
+///
+/// Called once, at the final put of a disk added by [`Disk::add`] for `T`, in process context.
+unsafe extern "C" fn free_disk_trampoline<T: DiskOps>(disk: *mut bindings::gendisk) {
+    // SAFETY: `private_data` came from `into_foreign` in `Disk::add`; this is its last use.
+    unsafe {
+        let state = core::mem::replace(&mut (*disk).private_data, core::ptr::null_mut());
+        drop(<Pin<KBox<DiskState<T>>> as ForeignOwnable>::from_foreign(state));
+    }
 }

@@ -38,17 +38,29 @@ pub fn cpu_features() -> CpuFeatures {
 /// Vector registers through `kernel_fpu_begin_mask`/`kernel_fpu_end`.
 ///
 /// The section runs with preemption off; the parity code bounds each one to
-/// `parity::SECTION_BYTES` of work.
+/// `parity::SECTION_BYTES` of work. Where the registers are not usable (an interrupt that hit a
+/// task's FPU use, or a section already open on this CPU: sections do not nest), `run` refuses
+/// and the parity engine computes with its scalar code instead.
 pub struct KernelFpu;
 
 impl Fpu for KernelFpu {
-    fn run(&self, f: &mut dyn FnMut()) {
-        // SAFETY: Called from process or softirq context (never NMI); the section is closed
-        // below on the same CPU, since preemption stays off in between.
+    fn usable(&self) -> bool {
+        // SAFETY: `irq_fpu_usable` only reads this CPU's state; callable from any context.
+        unsafe { bindings::irq_fpu_usable() }
+    }
+
+    fn run(&self, f: &mut dyn FnMut()) -> bool {
+        if !self.usable() {
+            return false;
+        }
+        // SAFETY: The registers are usable in this context (checked above, and nothing between
+        // can open a section here); the section is closed below on the same CPU, since
+        // preemption stays off in between.
         unsafe { bindings::kernel_fpu_begin_mask(KFPU_FULL) };
         f();
         // SAFETY: Closes the section opened above.
         unsafe { bindings::kernel_fpu_end() };
+        true
     }
 }
 

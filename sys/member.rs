@@ -1,7 +1,9 @@
 //! Member block devices, opened read-write and claimed exclusively for one array.
 
+use super::disk::BLK_FEAT_ZONED;
+use super::{BlkStatus, REQ_SYNC};
 use core::ptr::NonNull;
-use kernel::{bindings, error::from_err_ptr, prelude::*, str::CStr};
+use kernel::{bindings, error::from_err_ptr, page::Page, prelude::*, str::CStr};
 
 /// `BLK_OPEN_READ | BLK_OPEN_WRITE`; the macros carry `__force` casts and are not generated.
 const BLK_OPEN_READ_WRITE: bindings::blk_mode_t = (1 << 0) | (1 << 1);
@@ -85,12 +87,14 @@ impl MemberDev {
 
     /// Records `disk_name` plus the partition number, as `bdevname()` does.
     fn set_name(&mut self) {
-        let b = self.raw();
-        // SAFETY: An open block device's `bd_disk` is valid and its name NUL-terminated.
-        let disk = unsafe { CStr::from_char_ptr((*b.bd_disk).disk_name.as_ptr()) };
+        let b = self.bdev.as_ptr();
+        // SAFETY: An open block device's `bd_disk` is valid and its name NUL-terminated and
+        // fixed.
+        let disk = unsafe { CStr::from_char_ptr((*(*b).bd_disk).disk_name.as_ptr()) };
         // SAFETY: `__bd_flags` is an `atomic_t`; a racy read of the constant partno bits is fine.
-        let partno =
-            unsafe { core::ptr::read_volatile(&b.__bd_flags.counter) } as u32 & bindings::BD_PARTNO;
+        let partno = unsafe { core::ptr::read_volatile(&raw const (*b).__bd_flags.counter) }
+            as u32
+            & bindings::BD_PARTNO;
         let mut w = NameWriter {
             buf: &mut self.name,
             len: 0,
@@ -106,14 +110,18 @@ impl MemberDev {
         self.name_len = w.len;
     }
 
-    fn raw(&self) -> &bindings::block_device {
-        // SAFETY: By the type invariant the device is open, so `bdev` is valid.
-        unsafe { self.bdev.as_ref() }
+    /// The device's request queue.
+    fn queue(&self) -> *mut bindings::request_queue {
+        // SAFETY: By the type invariant the device is open, so it and its disk are valid; the
+        // disk's queue is fixed for the disk's life.
+        unsafe { (*(*self.bdev.as_ptr()).bd_disk).queue }
     }
 
-    fn queue_limits(&self) -> &bindings::queue_limits {
-        // SAFETY: An open device's disk and queue are valid.
-        unsafe { &(*(*self.raw().bd_disk).queue).limits }
+    /// A field of the device's queue limits, read once: the block layer updates the limits
+    /// under its own lock (a resize, a sysfs write), so rraid never holds a reference to them.
+    fn limit<R: Copy>(&self, f: impl FnOnce(*const bindings::queue_limits) -> *const R) -> R {
+        // SAFETY: The queue of an open device is valid; `f` only projects to a field.
+        unsafe { core::ptr::read_volatile(f(&raw const (*self.queue()).limits)) }
     }
 
     pub(crate) fn bdev(&self) -> *mut bindings::block_device {
@@ -127,28 +135,93 @@ impl MemberDev {
 
     /// The device number.
     pub fn devt(&self) -> u32 {
-        self.raw().bd_dev
+        // SAFETY: The device is open (type invariant); its number never changes.
+        unsafe { (*self.bdev.as_ptr()).bd_dev }
     }
 
     /// Size in 512-byte sectors.
     pub fn sectors(&self) -> u64 {
         // SAFETY: `bd_nr_sectors` may change on resize; a racy read gives one of the sizes.
-        unsafe { core::ptr::read_volatile(&self.raw().bd_nr_sectors) }
+        unsafe { core::ptr::read_volatile(&raw const (*self.bdev.as_ptr()).bd_nr_sectors) }
     }
 
     /// Logical block size in bytes.
     pub fn logical_block_size(&self) -> u32 {
-        self.queue_limits().logical_block_size
+        // SAFETY: (for the projection) a field of valid limits.
+        self.limit(|l| unsafe { &raw const (*l).logical_block_size })
+    }
+
+    fn features(&self) -> u32 {
+        // SAFETY: As above.
+        self.limit(|l| unsafe { &raw const (*l).features })
     }
 
     /// Whether the device has a volatile write cache.
     pub fn write_cache(&self) -> bool {
-        self.queue_limits().features & BLK_FEAT_WRITE_CACHE != 0
+        self.features() & BLK_FEAT_WRITE_CACHE != 0
     }
 
     /// Whether the device supports forced unit access.
     pub fn fua(&self) -> bool {
-        self.queue_limits().features & BLK_FEAT_FUA != 0
+        self.features() & BLK_FEAT_FUA != 0
+    }
+
+    /// Whether the device is zoned (rraid refuses zoned members).
+    pub fn zoned(&self) -> bool {
+        self.features() & BLK_FEAT_ZONED != 0
+    }
+
+    /// Whether the device accepts discards.
+    pub fn discard(&self) -> bool {
+        // SAFETY: As above.
+        self.limit(|l| unsafe { &raw const (*l).max_discard_sectors }) != 0
+    }
+
+    /// Requests the device's queue holds at once (`queue/nr_requests`).
+    pub fn nr_requests(&self) -> u32 {
+        // SAFETY: The queue of an open device is valid; a racy read of a plain integer that a
+        // sysfs write may change gives one of its values.
+        let n = unsafe { core::ptr::read_volatile(&raw const (*self.queue()).nr_requests) };
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// Reads or writes `len` bytes of `page` at `sector` and waits for it.
+    ///
+    /// For the slow paths (repairing a read error): the bio lives on this stack frame and needs
+    /// no allocation. `len` is at most a page and a multiple of 512. Must be called in task
+    /// context, where sleeping is allowed.
+    pub fn sync_io(&self, sector: u64, page: &Page, len: usize, write: bool) -> Result<(), BlkStatus> {
+        if len == 0 || len > kernel::page::PAGE_SIZE || len % 512 != 0 {
+            return Err(BlkStatus::IOERR);
+        }
+        let op = if write {
+            bindings::req_op_REQ_OP_WRITE | REQ_SYNC
+        } else {
+            bindings::req_op_REQ_OP_READ
+        };
+        let mut bio = core::mem::MaybeUninit::<bindings::bio>::uninit();
+        let mut vec = core::mem::MaybeUninit::<bindings::bio_vec>::uninit();
+        let b = bio.as_mut_ptr();
+        // SAFETY: `bio_init` initialises the on-stack bio with room for one vec; the member is
+        // open; the page is a valid page that outlives the wait below. The bio is uninitialised
+        // with `bio_uninit` before the frame goes away.
+        let status = unsafe {
+            bindings::bio_init(b, self.bdev(), vec.as_mut_ptr(), 1, op);
+            (*b).bi_iter.bi_sector = sector;
+            if bindings::bio_add_page(b, page.as_ptr(), len as u32, 0) != len as i32 {
+                bindings::bio_uninit(b);
+                return Err(BlkStatus::IOERR);
+            }
+            bindings::submit_bio_wait(b);
+            let status = BlkStatus::from_raw((*b).bi_status);
+            bindings::bio_uninit(b);
+            status
+        };
+        if status.is_ok() {
+            Ok(())
+        } else {
+            Err(status)
+        }
     }
 }
 

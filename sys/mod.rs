@@ -1,10 +1,12 @@
 //! Thin safe wrappers over `kernel::bindings`.
 //!
 //! Everything rraid needs from C that the 6.12 `kernel` crate does not offer lives here: a
-//! blk-mq disk with queue data, limits and open/release ([`disk`]), started requests counted
-//! until their member I/O completes ([`request`]), member block devices opened exclusively
-//! ([`member`]), cloned and empty bios with a typed per-bio context ([`bio`]), sysfs directories
-//! ([`sysfs`]) and module references ([`module_ref`]).
+//! blk-mq disk with queue data, limits, open/release and the workers that issue member I/O
+//! ([`disk`]), started requests counted until their member I/O completes and parked for the
+//! workers ([`request`]), member block devices opened exclusively, with synchronous page I/O
+//! ([`member`]), cloned and empty bios with a typed per-bio context ([`bio`]), sysfs
+//! directories ([`sysfs`]), the workqueue ([`workqueue`]), FPU sections ([`fpu`]) and module
+//! references ([`module_ref`]).
 //!
 //! All of rraid's `unsafe` is in this folder; the RAID logic above it is safe Rust.
 
@@ -55,10 +57,18 @@ impl BlkStatus {
     pub const NOTSUPP: Self = Self(1);
     /// Generic I/O error (`BLK_STS_IOERR`).
     pub const IOERR: Self = Self(10);
+    /// The operation would block (`BLK_STS_AGAIN`), the answer to a nowait bio.
+    pub const AGAIN: Self = Self(12);
 
     /// Whether this is success.
     pub fn is_ok(self) -> bool {
         self.0 == 0
+    }
+
+    /// Whether this error says something about the member's media, as md counts errors: a
+    /// "not supported" or "would block" answer does not.
+    pub fn is_media_error(self) -> bool {
+        !self.is_ok() && self != Self::NOTSUPP && self != Self::AGAIN
     }
 
     pub(crate) fn raw(self) -> bindings::blk_status_t {
@@ -97,6 +107,8 @@ pub(crate) const REQ_PREFLUSH: u32 = 1 << bindings::req_flag_bits___REQ_PREFLUSH
 pub(crate) const REQ_NOUNMAP: u32 = 1 << bindings::req_flag_bits___REQ_NOUNMAP;
 /// `REQ_SYNC`.
 pub(crate) const REQ_SYNC: u32 = 1 << bindings::req_flag_bits___REQ_SYNC;
+/// `REQ_NOWAIT`.
+pub(crate) const REQ_NOWAIT: u32 = 1 << bindings::req_flag_bits___REQ_NOWAIT;
 
 impl ReqOp {
     pub(crate) fn from_opf(opf: u32) -> Self {

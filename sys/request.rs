@@ -3,12 +3,17 @@
 //! A request stays with the driver from `queue_rq` until its last [`InflightRequest`] is
 //! dropped. Each piece of member I/O holds one, so the request completes exactly when the
 //! last piece does, with the first error any piece recorded. Work that must wait (a retry, or a
-//! later stripe read-compute-write) keeps a reference and completes the request later.
+//! later stripe read-compute-write) keeps a reference and completes the request later; a
+//! [`RequestList`] parks accepted requests for a worker.
+//!
+//! The block layer changes some fields of a request and its bios concurrently (flags, reference
+//! counts), so this file never forms a Rust reference to a `struct request` or `struct bio`: it
+//! reads the fields it needs through raw pointers.
 
 use super::{BlkStatus, ReqOp, REQ_FUA};
 use core::marker::PhantomData;
-use core::ptr::NonNull;
-use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering};
 use kernel::{bindings, sync::Arc, sync::ArcBorrow, types::ForeignOwnable};
 
 /// Driver state kept in each request's PDU (`blk_mq_rq_to_pdu`).
@@ -18,6 +23,8 @@ pub(crate) struct RqPdu {
     pending: AtomicU32,
     /// First error recorded, or 0.
     status: AtomicU8,
+    /// The next request while this one is parked on a [`RequestList`].
+    next: AtomicPtr<bindings::request>,
 }
 
 /// A counted reference to a started request whose queue data is an `Arc<T>`.
@@ -57,6 +64,7 @@ impl<T: 'static> InflightRequest<T> {
             pdu.write(RqPdu {
                 pending: AtomicU32::new(1),
                 status: AtomicU8::new(0),
+                next: AtomicPtr::new(ptr::null_mut()),
             })
         };
         // INVARIANT: started, PDU initialised with `pending == 1` for this reference.
@@ -68,47 +76,53 @@ impl<T: 'static> InflightRequest<T> {
     }
 
     fn pdu(&self) -> &RqPdu {
-        // SAFETY: By the type invariant the PDU is an initialised `RqPdu` that lives as long as
-        // the request, which lives at least as long as `self`.
-        unsafe { &*bindings::blk_mq_rq_to_pdu(self.rq.as_ptr()).cast::<RqPdu>() }
-    }
-
-    fn raw(&self) -> &bindings::request {
-        // SAFETY: By the type invariant the request is valid while `self` exists; the fields
-        // read through this reference are not changed while the driver owns the request.
-        unsafe { self.rq.as_ref() }
+        pdu_of(self.rq.as_ptr())
     }
 
     /// The queue data of the request's disk.
     pub fn data(&self) -> ArcBorrow<'_, T> {
-        // SAFETY: By the type invariant `queuedata` came from `Arc<T>::into_foreign`, and the
-        // disk keeps that `Arc` until its queue is drained of requests, so past `self`.
-        unsafe { <Arc<T> as ForeignOwnable>::borrow((*self.raw().q).queuedata) }
+        // SAFETY: By the type invariant the request is valid, and its queue's `queuedata` came
+        // from `Arc<T>::into_foreign`; the disk keeps that `Arc` until its final release, which
+        // comes after its queue is drained of requests, so past `self`.
+        unsafe { <Arc<T> as ForeignOwnable>::borrow((*(*self.rq.as_ptr()).q).queuedata) }
+    }
+
+    /// The `driver_data` of the hardware queue the request was issued on.
+    pub(crate) fn hctx_data(&self) -> *mut core::ffi::c_void {
+        // SAFETY: A started request's `mq_hctx` is valid until the request is freed.
+        unsafe { (*(*self.rq.as_ptr()).mq_hctx).driver_data }
     }
 
     /// First sector of the request.
     pub fn sector(&self) -> u64 {
-        self.raw().__sector
+        // SAFETY: Valid by the type invariant; the position is fixed while the driver owns it.
+        unsafe { (*self.rq.as_ptr()).__sector }
     }
 
     /// Length of the request in sectors.
     pub fn sectors(&self) -> u64 {
-        u64::from(self.raw().__data_len >> 9)
+        // SAFETY: As in `sector`.
+        u64::from(unsafe { (*self.rq.as_ptr()).__data_len } >> 9)
+    }
+
+    fn cmd_flags(&self) -> u32 {
+        // SAFETY: As in `sector`; the operation and flags are fixed once the request is started.
+        unsafe { (*self.rq.as_ptr()).cmd_flags }
     }
 
     /// The request's operation.
     pub fn op(&self) -> ReqOp {
-        ReqOp::from_opf(self.raw().cmd_flags)
+        ReqOp::from_opf(self.cmd_flags())
     }
 
     /// Whether the request asks for forced unit access.
     pub fn fua(&self) -> bool {
-        self.raw().cmd_flags & REQ_FUA != 0
+        self.cmd_flags() & REQ_FUA != 0
     }
 
     /// Whether a write-zeroes request asks to keep the blocks allocated.
     pub fn no_unmap(&self) -> bool {
-        self.raw().cmd_flags & super::REQ_NOUNMAP != 0
+        self.cmd_flags() & super::REQ_NOUNMAP != 0
     }
 
     /// Records `status` as the request's result unless an error is already recorded.
@@ -127,7 +141,144 @@ impl<T: 'static> InflightRequest<T> {
     pub fn bios(&self) -> RqBios<'_, T> {
         RqBios {
             rq: self,
-            next: self.raw().bio,
+            // SAFETY: Valid by the type invariant; the bio list is fixed once started.
+            next: unsafe { (*self.rq.as_ptr()).bio },
+        }
+    }
+
+    /// Gives up this reference without dropping it; [`Self::from_raw`] takes it back.
+    fn into_raw(self) -> NonNull<bindings::request> {
+        let rq = self.rq;
+        core::mem::forget(self);
+        rq
+    }
+
+    /// # Safety
+    ///
+    /// `rq` came from [`Self::into_raw`] of an `InflightRequest<T>`, whose reference this takes.
+    unsafe fn from_raw(rq: NonNull<bindings::request>) -> Self {
+        // INVARIANT: the reference given up by `into_raw` is taken back.
+        Self {
+            rq,
+            _p: PhantomData,
+        }
+    }
+}
+
+/// The PDU of a started request.
+fn pdu_of<'a>(rq: *mut bindings::request) -> &'a RqPdu {
+    // SAFETY: Callers pass a request held by an `InflightRequest` (or parked in a
+    // `RequestList`): its PDU is an initialised `RqPdu` that lives as long as the request, and
+    // it is only accessed through atomics.
+    unsafe { &*bindings::blk_mq_rq_to_pdu(rq).cast::<RqPdu>() }
+}
+
+/// Requests accepted by `queue_rq` and parked for a worker: push from any context, take all in
+/// arrival order. Linked through their PDUs, so parking allocates nothing.
+///
+/// # Invariants
+///
+/// `head` is null or the most recently pushed of a chain of requests linked through
+/// `RqPdu::next`, each holding one [`InflightRequest<T>`] reference owned by the list.
+pub struct RequestList<T: 'static> {
+    head: AtomicPtr<bindings::request>,
+    _p: PhantomData<InflightRequest<T>>,
+}
+
+// SAFETY: The chain is only reached through atomics; the requests are `Send`.
+unsafe impl<T: Send + Sync> Send for RequestList<T> {}
+// SAFETY: `push` is a CAS loop and `take_all` one swap, both safe to race.
+unsafe impl<T: Send + Sync> Sync for RequestList<T> {}
+
+impl<T: 'static> RequestList<T> {
+    /// An empty list.
+    pub const fn new() -> Self {
+        Self {
+            head: AtomicPtr::new(ptr::null_mut()),
+            _p: PhantomData,
+        }
+    }
+
+    /// Parks `rq`; safe in any context. Returns whether the list was empty before.
+    pub fn push(&self, rq: InflightRequest<T>) -> bool {
+        let raw = rq.into_raw().as_ptr();
+        let next = &pdu_of(raw).next;
+        let mut head = self.head.load(Ordering::Relaxed);
+        loop {
+            next.store(head, Ordering::Relaxed);
+            match self
+                .head
+                .compare_exchange_weak(head, raw, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return head.is_null(),
+                Err(h) => head = h,
+            }
+        }
+    }
+
+    /// Takes every parked request, oldest first.
+    pub fn take_all(&self) -> RequestChain<T> {
+        let mut chain = self.head.swap(ptr::null_mut(), Ordering::Acquire);
+        // Reverse the LIFO chain into arrival order.
+        let mut fifo = ptr::null_mut();
+        while !chain.is_null() {
+            let next = pdu_of(chain).next.load(Ordering::Relaxed);
+            pdu_of(chain).next.store(fifo, Ordering::Relaxed);
+            fifo = chain;
+            chain = next;
+        }
+        // INVARIANT: the chain's references move from the list to the returned value.
+        RequestChain {
+            next: fifo,
+            _p: PhantomData,
+        }
+    }
+}
+
+impl<T: 'static> Default for RequestList<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: 'static> Drop for RequestList<T> {
+    fn drop(&mut self) {
+        drop(self.take_all());
+    }
+}
+
+/// Requests taken from a [`RequestList`]; those not consumed are dropped (completed) with it.
+///
+/// # Invariants
+///
+/// As for [`RequestList`]: each request in the chain holds one reference owned by this value.
+pub struct RequestChain<T: 'static> {
+    next: *mut bindings::request,
+    _p: PhantomData<InflightRequest<T>>,
+}
+
+impl<T: 'static> RequestChain<T> {
+    /// Whether the chain holds no request.
+    pub fn is_empty(&self) -> bool {
+        self.next.is_null()
+    }
+}
+
+impl<T: 'static> Iterator for RequestChain<T> {
+    type Item = InflightRequest<T>;
+
+    fn next(&mut self) -> Option<InflightRequest<T>> {
+        let rq = NonNull::new(self.next)?;
+        self.next = pdu_of(rq.as_ptr()).next.load(Ordering::Relaxed);
+        // SAFETY: Every request in the chain holds a reference given up by `into_raw`.
+        Some(unsafe { InflightRequest::from_raw(rq) })
+    }
+}
+
+impl<T: 'static> Drop for RequestChain<T> {
+    fn drop(&mut self) {
+        for rq in self.by_ref() {
+            drop(rq);
         }
     }
 }
@@ -171,7 +322,7 @@ impl<T: 'static> Iterator for RqBios<'_, T> {
         let bio = NonNull::new(self.next)?;
         // SAFETY: The bios of a request in flight stay linked and valid until it is ended,
         // which cannot happen while `self.rq` is alive.
-        self.next = unsafe { bio.as_ref() }.bi_next;
+        self.next = unsafe { (*bio.as_ptr()).bi_next };
         // INVARIANT: `bio` belongs to the request referenced by the clone.
         Some(RqBio {
             rq: self.rq.clone(),
@@ -217,7 +368,7 @@ impl<T: 'static> RqBio<T> {
     fn iter(&self) -> bindings::bvec_iter {
         // SAFETY: By the type invariant the bio is valid; its iterator is not advanced while
         // the request is with the driver (clones advance their own copies).
-        unsafe { self.bio.as_ref() }.bi_iter
+        unsafe { (*self.bio.as_ptr()).bi_iter }
     }
 
     /// First array sector of the bio.

@@ -1,8 +1,9 @@
-//! rraid's own workqueue, for work on the I/O path (read retries, later stripe handling).
+//! rraid's own workqueue, where member I/O is issued (see `sys::disk`).
 //!
 //! The system workqueue has no rescuer, so I/O that waits on it can deadlock under memory
-//! pressure; this one is `WQ_MEM_RECLAIM`. Destroying it at module exit also waits for any work
-//! still returning into module text.
+//! pressure; this one is `WQ_MEM_RECLAIM`, and per-CPU and high-priority like kblockd, so a
+//! request is mapped on the CPU that submitted it, soon after. Destroying it at module exit also
+//! waits for any work still returning into module text.
 
 use core::ptr::NonNull;
 use kernel::{bindings, c_str, prelude::*, workqueue::Queue};
@@ -30,7 +31,7 @@ impl ModuleQueue {
         let wq = unsafe {
             bindings::alloc_workqueue(
                 c_str!("rraid").as_char_ptr(),
-                bindings::wq_flags_WQ_MEM_RECLAIM,
+                bindings::wq_flags_WQ_MEM_RECLAIM | bindings::wq_flags_WQ_HIGHPRI,
                 0,
             )
         };
@@ -73,5 +74,9 @@ impl QueueRef {
     pub fn get(&self) -> &Queue {
         // SAFETY: By the type invariant the queue is valid while `self` exists.
         unsafe { Queue::from_raw(self.wq.as_ptr()) }
+    }
+
+    pub(crate) fn raw(&self) -> *mut bindings::workqueue_struct {
+        self.wq.as_ptr()
     }
 }

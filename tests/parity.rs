@@ -233,6 +233,46 @@ fn t_vs_scalar(e: Engine) {
     }
 }
 
+/// An FPU that is never usable, as in an interrupt that hit a kernel FPU section: every
+/// operation must still give the scalar answer, and never enter a SIMD section.
+struct NoFpu(std::cell::Cell<u32>);
+
+impl parity::Fpu for NoFpu {
+    fn usable(&self) -> bool {
+        false
+    }
+
+    fn run(&self, _f: &mut dyn FnMut()) -> bool {
+        self.0.set(self.0.get() + 1);
+        false
+    }
+}
+
+fn t_no_fpu(e: Engine) {
+    let nofpu = NoFpu(std::cell::Cell::new(0));
+    let r = Engine::scalar();
+    let mut rng = Rng(0x5eed);
+    for n in [1, 3, 8, 17] {
+        let len = 4096;
+        let data = rng.blocks(n, len);
+        let d = refs(&data);
+        let (mut p, mut q, mut rp, mut rq) = (vec![0u8; len], vec![0u8; len], vec![0u8; len], vec![0u8; len]);
+        e.gen_syndrome(&nofpu, &d, &mut p, &mut q).unwrap();
+        r.gen_syndrome(FPU, &d, &mut rp, &mut rq).unwrap();
+        assert_eq!((&p, &q), (&rp, &rq), "gen without FPU, n={n}");
+        let mut x = vec![0u8; len];
+        e.xor_gen(&nofpu, &mut x, &d).unwrap();
+        assert_eq!(x, rp, "xor without FPU, n={n}");
+        if n >= 2 {
+            let (mut dx, mut dy) = (vec![0u8; len], vec![0u8; len]);
+            let survivors: Vec<&[u8]> = d[2..].to_vec();
+            e.recover_2data(&nofpu, 0, 1, &survivors, &p, &q, &mut dx, &mut dy).unwrap();
+            assert_eq!((&dx, &dy), (&data[0], &data[1]), "recov without FPU, n={n}");
+        }
+    }
+    assert_eq!(nofpu.0.get(), 0, "an FPU section was attempted where none is usable");
+}
+
 fn t_rejects(e: Engine) {
     let good = vec![0u8; 128];
     for bad in [0usize, 1, 8, 32, 63, 65, 100, 130, 4095] {
@@ -699,6 +739,7 @@ const TESTS: &[(&str, TestFn)] = &[
     ("known_answers", t_known_answers),
     ("vs_scalar", t_vs_scalar),
     ("rejects", t_rejects),
+    ("no_fpu", t_no_fpu),
     ("recovery", t_recovery),
     ("rmw", t_rmw),
     ("self_test", t_self_test),

@@ -151,7 +151,13 @@ r1_read_error() {
 	fio_check /dev/rraid0 || return 1
 	r1=$(reads_done "$2")
 	[ "$r1" -gt "$r0" ] || { fail "no reads reached the healthy member"; return 1; }
-	note "erroring member's state afterwards: $(member_state rraid0 "$k")"
+	# Its rewrite fails too (md's fix_read_error), so the dead member is failed and stops
+	# taking reads.
+	st=$(member_state rraid0 "$k")
+	has_word "$st" faulty || { fail "a member that fails reads and rewrites is '$st', expected faulty"; return 1; }
+	expect_attr rraid0 degraded 1 || return 1
+	dmesg | grep -q "unrecoverable read error at sector .* rewrite failed" ||
+		{ fail "dmesg does not say why the member was failed"; return 1; }
 	rm_array rraid0
 }
 
@@ -233,6 +239,6 @@ for n in 2 3; do
 	t_run "raid1-n$n-reads-first-only" r1_first_only $n
 done
 t_run raid1-write-error-member-faulty r1_write_error
-t_run raid1-read-error-retried r1_read_error
+t_run raid1-read-error-dead-member-failed r1_read_error
 t_run raid1-unequal-members r1_unequal
 t_summary

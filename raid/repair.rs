@@ -1,0 +1,116 @@
+//! Member read errors, handled as md handles them.
+//!
+//! A read that fails with a media error is retried elsewhere, and the failing member is
+//! repaired first: the good data is written over the bad blocks and read back (md's
+//! `fix_read_error`, "read error corrected"). A member whose rewrite or re-read fails is failed.
+//! So a member with a few bad blocks heals, and a dead one stops serving reads.
+//!
+//! [`Array::fix_read_error`] is the level-independent part: it takes where the good data comes
+//! from as a closure, so that RAID 10 (another copy) and RAID 5/6 (reconstruction from the
+//! stripe) reuse it. It runs on rraid's workers, in task context, one repair at a time per array.
+
+use super::io::{bits, Kind, Origin, Piece};
+use super::{Array, Level};
+use crate::sys::disk::DeferredBio;
+use crate::sys::BlkStatus;
+use kernel::page::{Page, PAGE_SIZE};
+use kernel::prelude::*;
+
+/// Sectors repaired per step: one page.
+const STEP: u64 = (PAGE_SIZE >> 9) as u64;
+
+impl Array {
+    /// Rewrites `[sector, sector + len)` of member `bad` with good data and reads it back.
+    ///
+    /// `read_good(page, sector, bytes)` fills `page` with the good data of `bytes` bytes at
+    /// member sector `sector`, or returns `false` when no good copy could be read. Returns
+    /// whether the member now holds the data; if not, the member has been failed (unless it is
+    /// the last in sync, which md keeps too).
+    pub(super) fn fix_read_error(
+        &self,
+        bad: usize,
+        sector: u64,
+        len: u64,
+        mut read_good: impl FnMut(&Page, u64, usize) -> bool,
+    ) -> bool {
+        let Some(member) = self.members.get(bad) else {
+            return false;
+        };
+        let page = self.repair_page.lock();
+        let mut s = sector;
+        while s < sector + len {
+            let n = STEP.min(sector + len - s);
+            let bytes = (n << 9) as usize;
+            let why = if !read_good(&page, s, bytes) {
+                Some("no other copy could be read")
+            } else if member.dev.sync_io(s, &page, bytes, true).is_err() {
+                Some("rewrite failed")
+            } else if member.dev.sync_io(s, &page, bytes, false).is_err() {
+                Some("re-read failed")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                pr_err!(
+                    "{}: unrecoverable read error at sector {} on {}: {}\n",
+                    self.name(),
+                    s,
+                    member.dev.name(),
+                    why
+                );
+                // Refused only for the last in-sync member, which stays (md keeps it too).
+                let _ = self.fail_member(bad);
+                return false;
+            }
+            s += n;
+        }
+        pr_info!(
+            "{}: read error corrected ({} sectors at {} on {})\n",
+            self.name(),
+            len,
+            sector,
+            member.dev.name()
+        );
+        true
+    }
+
+    /// A RAID1 read piece that failed: repair the member on a media error, then send the piece
+    /// to an in-sync member it has not tried. Fails the request when none is left.
+    pub(super) fn retry_read(&self, p: &Piece) {
+        let (Origin::Bio(src), Level::Raid1(g), Kind::Read) = (&p.origin, &self.level, p.kind)
+        else {
+            p.request().set_error(BlkStatus::IOERR);
+            return;
+        };
+        let sector = g.map(src.sector() + p.offset);
+        if p.status.is_media_error() {
+            let others = self.in_sync() & !(1 << p.member);
+            self.fix_read_error(p.member, sector, p.len, |page, s, bytes| {
+                bits(others)
+                    .filter_map(|m| self.members.get(m))
+                    .any(|m| m.dev.sync_io(s, page, bytes, false).is_ok())
+            });
+        }
+        let untried = self.in_sync() & !p.tried;
+        let Some(m) = bits(untried).next() else {
+            pr_err!(
+                "{}: read error at sector {} unrecoverable: no other in-sync member\n",
+                self.name(),
+                src.sector() + p.offset
+            );
+            p.request().set_error(p.status);
+            return;
+        };
+        if let Err(e) = self.send_clone(
+            src,
+            Kind::Read,
+            m,
+            sector,
+            p.offset,
+            p.len,
+            p.tried | 1 << m,
+        ) {
+            p.request().set_error(e);
+        }
+    }
+}

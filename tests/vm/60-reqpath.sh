@@ -1,0 +1,348 @@
+#!/bin/sh
+# VM tests, the request path: queue_rq never sleeps and member I/O comes from rraid's workers
+# (depth-1 members under many writers, a scheduler switch under I/O), nowait answers from a
+# member are not media errors (dm-flakey refuses nowait bios), discards of many ranges merged into
+# one request (NVMe members allow 256 discard segments), discard only when every member has it,
+# no secure erase, zoned members refused, the tag set no deeper than the members, array
+# lifetime against concurrent openers, RAID1 read errors repaired as md does (dm-dust), rraid
+# stacked on rraid, and forward progress under injected allocation failures aimed at rraid.
+# vm-run: --disks 4 --nvme 2 --disk-size 64M
+. "${RRAID_LIB:-/rraid/lib.sh}"
+
+# null_depth1 N: N memory-backed null_blk devices with one hardware queue of depth 1.
+null_depth1() {
+	modprobe null_blk nr_devices="$1" queue_mode=2 submit_queues=1 hw_queue_depth=1 \
+		memory_backed=1 gb=1 || { fail "modprobe null_blk depth 1"; return 1; }
+}
+
+# rp_depth1 LEVEL: many buffered writers, then fio with 4 jobs x QD 32, while the members'
+# scheduler switches, over members that hold one request at a time. A deadlock shows as the
+# test's timeout and, through the hung-task detector, as a stack trace in dmesg.
+rp_depth1() {
+	null_depth1 2 || return 1
+	echo 30 >/proc/sys/kernel/hung_task_timeout_secs
+	mk rraid0 "level=$1 chunk=64K assume-clean" /dev/nullb0 /dev/nullb1 || return 1
+	head -c $((8 << 20)) /dev/urandom >/tmp/pat || return 1
+	want=$(sha256sum </tmp/pat | cut -d' ' -f1)
+	i=0
+	while [ $i -lt 12 ]; do
+		dd if=/tmp/pat of=/dev/rraid0 bs=64k seek=$((i * 128)) conv=notrunc 2>/dev/null &
+		i=$((i + 1))
+	done
+	wait
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	i=0
+	while [ $i -lt 12 ]; do
+		got=$(dd if=/dev/rraid0 bs=64k skip=$((i * 128)) count=128 iflag=direct 2>/dev/null |
+			sha256sum | cut -d' ' -f1)
+		[ "$got" = "$want" ] || { fail "buffered writer $i: data differs after sync"; return 1; }
+		i=$((i + 1))
+	done
+	(
+		while [ ! -e /tmp/rp-stop ]; do
+			for s in mq-deadline none; do
+				echo $s >/sys/block/nullb0/queue/scheduler 2>/dev/null
+				echo $s >/sys/block/nullb1/queue/scheduler 2>/dev/null
+				sleep 0.3
+			done
+		done
+	) &
+	sw=$!
+	fio --name=depth1 --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k \
+		--iodepth=32 --numjobs=4 --offset_increment=32M --size=24M --do_verify=1 ||
+		{ touch /tmp/rp-stop; wait $sw; fail "fio 4 jobs x QD 32 over depth-1 members"; return 1; }
+	touch /tmp/rp-stop
+	wait $sw
+	rm -f /tmp/rp-stop
+	# Buffered writers again, now through ext4, ending in a sync.
+	mkfs.ext4 -F -q /dev/rraid0 || { fail "mkfs.ext4"; return 1; }
+	mount /dev/rraid0 "$T_MNT" || { fail "mount"; return 1; }
+	i=0
+	while [ $i -lt 8 ]; do
+		cp /tmp/pat "$T_MNT/f$i" &
+		i=$((i + 1))
+	done
+	wait
+	sync
+	umount "$T_MNT" || { fail "umount"; return 1; }
+	e2fsck -fn /dev/rraid0 || { fail "e2fsck"; return 1; }
+}
+
+# rp_nowait LEVEL: io_uring writes carry REQ_NOWAIT; a dm-flakey member (no faults) refuses
+# nowait bios. Member bios must not carry the flag, and nothing fails or degrades.
+rp_nowait() {
+	set -- "$1" $DISKS
+	sz=$(blockdev --getsz "$3")
+	modprobe dm-flakey || { fail "modprobe dm-flakey"; return 1; }
+	dmsetup create fl --table "0 $sz flakey $3 0 3600 0" || { fail "dmsetup create flakey"; return 1; }
+	[ -b /dev/mapper/fl ] || dmsetup mknodes fl
+	mk rraid0 "level=$1 chunk=64K assume-clean" "$2" /dev/mapper/fl || return 1
+	fio --name=nowait --filename=/dev/rraid0 --ioengine=io_uring --direct=1 --rw=write --bs=64k \
+		--iodepth=32 --size=64M --verify=crc32c --verify_fatal=1 --do_verify=1 ||
+		{ fail "io_uring writes over a dm-flakey member failed"; return 1; }
+	expect_attr rraid0 degraded 0 || return 1
+	fk=$(kname /dev/mapper/fl)
+	st=$(member_state rraid0 "$fk")
+	has_word "$st" in_sync || { fail "flakey member is '$st' after nowait writes"; return 1; }
+	expect_attr rraid0 "dev-$fk/errors" 0 || return 1
+}
+
+# discard_merges DEV: discard requests merged (field 13 of /sys/block/X/stat).
+discard_merges() {
+	awk '{print $13}' "/sys/block/$(kname "$1")/stat"
+}
+
+# rp_discard_multi LEVEL: sixteen discards of 64 KiB, 256 KiB apart, in one io_uring_enter:
+# blk-mq merges them into one request; the 192 KiB between them must read back intact.
+rp_discard_multi() {
+	[ -n "$NVME_DISKS" ] || { fail "no NVMe members (vm-run --nvme)"; return 1; }
+	seg=$(cat /sys/block/$(kname "$(nth 1 $NVME_DISKS)")/queue/max_discard_segments)
+	[ "$seg" -gt 1 ] || { fail "NVMe member allows $seg discard segment(s); the test needs more"; return 1; }
+	mk rraid0 "level=$1 chunk=64K assume-clean" $NVME_DISKS || return 1
+	head -c $((4 << 20)) /dev/urandom >/tmp/pat || return 1
+	dd if=/tmp/pat of=/dev/rraid0 bs=1M oflag=direct 2>/dev/null || { fail "write pattern"; return 1; }
+	ranges=
+	k=0
+	while [ $k -lt 16 ]; do
+		ranges="$ranges $((k * 262144)):65536"
+		k=$((k + 1))
+	done
+	m0=$(discard_merges /dev/rraid0)
+	/rraid/uring-discard /dev/rraid0 $ranges || { fail "uring-discard"; return 1; }
+	m1=$(discard_merges /dev/rraid0)
+	note "array discard merges: $m0 -> $m1"
+	[ "$m1" -gt "$m0" ] ||
+		{ fail "no discard was merged on /dev/rraid0: the test cannot show multi-range discards"; return 1; }
+	k=0
+	while [ $k -lt 16 ]; do
+		off=$((k * 262144 + 65536))
+		got=$(dd if=/dev/rraid0 bs=64k skip=$((off / 65536)) count=3 iflag=direct 2>/dev/null | sha256sum)
+		want=$(dd if=/tmp/pat bs=64k skip=$((off / 65536)) count=3 2>/dev/null | sha256sum)
+		[ "$got" = "$want" ] || { fail "data between discarded ranges destroyed at byte $off"; return 1; }
+		k=$((k + 1))
+	done
+}
+
+# rp_discard_every: discard is offered only when every member has it (null_blk has none).
+rp_discard_every() {
+	set -- $DISKS
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 || { fail "modprobe null_blk"; return 1; }
+	[ "$(cat /sys/block/nullb0/queue/discard_max_bytes)" = 0 ] ||
+		{ fail "null_blk offers discard; the test needs a member without"; return 1; }
+	[ "$(cat /sys/block/$(kname "$1")/queue/discard_max_bytes)" != 0 ] ||
+		{ fail "virtio member offers no discard"; return 1; }
+	for lvl in 0 1; do
+		mk rraid0 "level=$lvl chunk=64K assume-clean" "$1" /dev/nullb0 || return 1
+		v=$(cat /sys/block/rraid0/queue/discard_max_bytes)
+		[ "$v" = 0 ] || { fail "RAID$lvl over a member without discard offers discard ($v bytes)"; return 1; }
+		rm_array rraid0 || return 1
+	done
+	mk rraid0 "level=0 chunk=64K" "$1" "$2" || return 1
+	[ "$(cat /sys/block/rraid0/queue/discard_max_bytes)" != 0 ] ||
+		{ fail "RAID0 over members that all discard offers no discard"; return 1; }
+	# Secure erase is not implemented: never inherited.
+	out=$(blkdiscard -s /dev/rraid0 2>&1) && { fail "blkdiscard -s succeeded"; return 1; }
+	echo "$out"
+	echo "$out" | grep -qi "not supported" || { fail "blkdiscard -s: '$out', expected EOPNOTSUPP"; return 1; }
+}
+
+# rp_zoned: zoned members are refused at create, with one rraid: line and nothing created.
+rp_zoned() {
+	set -- $DISKS
+	modprobe null_blk nr_devices=2 zoned=1 zone_size=16 memory_backed=1 gb=1 ||
+		{ fail "modprobe null_blk zoned"; return 1; }
+	[ "$(cat /sys/block/nullb0/queue/zoned)" = host-managed ] || { fail "nullb0 is not zoned"; return 1; }
+	rraid_load || return 1
+	expect_create_err EINVAL "rraid0 level=1 /dev/nullb0 /dev/nullb1" || return 1
+	expect_create_err EINVAL "rraid0 level=0 $1 /dev/nullb0" || return 1
+}
+
+# rp_depth: the tag set is no deeper than the members' request queues together.
+rp_depth() {
+	null_depth1 2 || return 1
+	mk rraid0 "level=1 assume-clean" /dev/nullb0 /dev/nullb1 || return 1
+	sum=$(($(cat /sys/block/nullb0/queue/nr_requests) + $(cat /sys/block/nullb1/queue/nr_requests)))
+	d=$(cat /sys/block/rraid0/queue/nr_requests)
+	note "depth-1 members: array nr_requests $d, members' sum $sum"
+	[ "$d" -le "$sum" ] || { fail "array nr_requests $d exceeds the members' $sum"; return 1; }
+	fio_verify /dev/rraid0 --size=16M || return 1
+	rm_array rraid0 || return 1
+	set -- $DISKS
+	mk rraid0 "level=0 chunk=64K" "$1" "$2" || return 1
+	sum=$(($(cat /sys/block/$(kname "$1")/queue/nr_requests) + $(cat /sys/block/$(kname "$2")/queue/nr_requests)))
+	d=$(cat /sys/block/rraid0/queue/nr_requests)
+	[ "$d" -le "$sum" ] || { fail "array nr_requests $d exceeds the members' $sum"; return 1; }
+}
+
+# rp_lifetime: create/remove in a loop while other tasks open, probe and read the array, then
+# members failing under I/O followed by remove. Use-after-free shows under the debug kernel.
+rp_lifetime() {
+	set -- $DISKS
+	rraid_load || return 1
+	(
+		while [ ! -e /tmp/rp-stop ]; do
+			blkid /dev/rraid0 >/dev/null 2>&1
+			dd if=/dev/rraid0 of=/dev/null bs=4k count=4 iflag=direct 2>/dev/null
+			cat /sys/block/rraid0/rraid/array_state >/dev/null 2>&1
+		done
+	) &
+	p1=$!
+	(
+		while [ ! -e /tmp/rp-stop ]; do
+			exec 3</dev/rraid0 2>/dev/null && exec 3<&-
+			head -c 512 /dev/rraid0 >/dev/null 2>&1
+		done
+	) &
+	p2=$!
+	i=0 created=0 busy=0
+	while [ $i -lt 40 ]; do
+		r=$(rraid_create "rraid0 level=$((i % 2)) chunk=64K $1 $2")
+		[ "$r" = OK ] || { touch /tmp/rp-stop; wait; fail "create round $i: $r"; return 1; }
+		created=$((created + 1))
+		j=0
+		while :; do
+			r=$(rraid_remove rraid0)
+			[ "$r" = OK ] && break
+			[ "$r" = EBUSY ] || { touch /tmp/rp-stop; wait; fail "remove round $i: $r"; return 1; }
+			busy=$((busy + 1))
+			j=$((j + 1))
+			[ $j -lt 200 ] || { touch /tmp/rp-stop; wait; fail "remove stays EBUSY"; return 1; }
+		done
+		i=$((i + 1))
+	done
+	touch /tmp/rp-stop
+	wait $p1 $p2
+	rm -f /tmp/rp-stop
+	note "$created create/remove rounds against openers; $busy removes refused while open"
+	# Members fail while fio writes, then the array goes away.
+	dm_linear e0 "$3" || return 1
+	mk rraid0 "level=1 assume-clean" "$4" /dev/mapper/e0 || return 1
+	fio --name=w --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bs=4k --iodepth=32 \
+		--size=32M --do_verify=0 --time_based --runtime=6 >/dev/null 2>&1 &
+	f=$!
+	sleep 2
+	dm_to_error e0 || return 1
+	wait $f || { fail "fio failed although one member stayed in sync"; return 1; }
+	expect_attr rraid0 degraded 1 || return 1
+	rm_array rraid0 || return 1
+	[ "$(cat /sys/module/rraid/refcnt)" = 0 ] || { fail "module refcnt $(cat /sys/module/rraid/refcnt) after remove"; return 1; }
+}
+
+# rp_read_repair: a RAID1 read error is corrected as md does: read from another member,
+# rewritten, re-read; the member stays in sync. With a block whose rewrite fails (dm-dust
+# wr_fail_cnt), the member goes faulty. Reads without assume-clean go to the first member: the
+# dust one.
+rp_read_repair() {
+	set -- $DISKS
+	sz=$(blockdev --getsz "$1")
+	modprobe dm-dust || { fail "modprobe dm-dust"; return 1; }
+	dmsetup create dust0 --table "0 $sz dust $1 0 512" || { fail "dmsetup create dust"; return 1; }
+	[ -b /dev/mapper/dust0 ] || dmsetup mknodes dust0
+	mk rraid0 "level=1" /dev/mapper/dust0 "$2" || return 1
+	head -c $((1 << 20)) /dev/urandom >/tmp/pat || return 1
+	dd if=/tmp/pat of=/dev/rraid0 bs=1M oflag=direct 2>/dev/null || { fail "write pattern"; return 1; }
+	dk=$(kname /dev/mapper/dust0)
+	# Block 256 (byte 128 KiB) goes bad for reads; a 4 KiB read there starts a member bio on it.
+	dmsetup message dust0 0 addbadblock 256 || { fail "addbadblock"; return 1; }
+	dmsetup message dust0 0 enable || { fail "enable dust"; return 1; }
+	dd if=/dev/mapper/dust0 of=/dev/null bs=4k skip=32 count=1 iflag=direct 2>/dev/null &&
+		{ fail "dust member reads its bad block without error: the test cannot fail"; return 1; }
+	dmesg_mark "repair read"
+	got=$(dd if=/dev/rraid0 bs=4k skip=32 count=1 iflag=direct 2>/dev/null | sha256sum)
+	want=$(dd if=/tmp/pat bs=4k skip=32 count=1 2>/dev/null | sha256sum)
+	[ "$got" = "$want" ] || { fail "read of the bad block returned wrong data"; return 1; }
+	dmesg | grep 'rraid:' | sed 's/^/    /'
+	e=$(attr rraid0 "dev-$dk/errors")
+	[ "$e" -ge 1 ] || { fail "member errors is $e after a read error"; return 1; }
+	dmesg | grep -q "read error corrected" || { fail "no 'read error corrected' in dmesg"; return 1; }
+	dmesg | grep -q "removed from badblocklist by write" ||
+		{ fail "the bad block was not rewritten on the member"; return 1; }
+	got=$(dd if=/dev/mapper/dust0 bs=4k skip=32 count=1 iflag=direct 2>/dev/null | sha256sum) ||
+		{ fail "member still fails the corrected block"; return 1; }
+	[ "$got" = "$want" ] || { fail "member holds wrong data after the correction"; return 1; }
+	st=$(member_state rraid0 "$dk")
+	has_word "$st" in_sync || { fail "member is '$st' after a corrected read error"; return 1; }
+	# Now a block that also refuses its rewrite: the member must go faulty, the data stays right.
+	dmsetup message dust0 0 addbadblock 512 10 || { fail "addbadblock with wr_fail_cnt"; return 1; }
+	got=$(dd if=/dev/rraid0 bs=4k skip=64 count=1 iflag=direct 2>/dev/null | sha256sum)
+	want=$(dd if=/tmp/pat bs=4k skip=64 count=1 2>/dev/null | sha256sum)
+	[ "$got" = "$want" ] || { fail "read with a failing rewrite returned wrong data"; return 1; }
+	st=$(member_state rraid0 "$dk")
+	has_word "$st" faulty || { fail "member is '$st' after its rewrite failed, expected faulty"; return 1; }
+	expect_attr rraid0 degraded 1 || return 1
+	cmp /tmp/pat /dev/rraid0 -n $((1 << 20)) || { fail "array data differs after the member failed"; return 1; }
+}
+
+# rp_stacked: RAID1 over two rraid RAID0 arrays, fio verify with flushes, then ext4.
+rp_stacked() {
+	set -- $DISKS
+	mk rraid1 "level=0 chunk=64K" "$1" "$2" || return 1
+	mk rraid2 "level=0 chunk=64K" "$3" "$4" || return 1
+	mk rraid0 "level=1 assume-clean" /dev/rraid1 /dev/rraid2 || return 1
+	fio_verify /dev/rraid0 --fsync=8 --size=48M || return 1
+	ext4_check /dev/rraid0 || return 1
+}
+
+# fi_range: require-start and require-end around rraid's text, from its symbols.
+fi_range() {
+	grep -E ' [tT] .*\[rraid\]$' /proc/kallsyms | cut -d' ' -f1 | sort | sed -n '1p;$p' | tr '\n' ' '
+}
+
+# fi_setup ATTR START END TIMES: aims fault injection ATTR (failslab, fail_page_alloc) at rraid.
+fi_setup() {
+	d=/sys/kernel/debug/$1
+	[ -d "$d" ] || { fail "$d missing"; return 1; }
+	echo "0x$2" >"$d/require-start" && echo "0x$3" >"$d/require-end" &&
+		echo 32 >"$d/stacktrace-depth" && echo N >"$d/ignore-gfp-wait" &&
+		echo 1 >"$d/verbose" && echo 1000 >"$d/verbose_ratelimit_burst" &&
+		echo 1 >"$d/interval" && echo "$4" >"$d/times" && echo 0 >"$d/space" ||
+		{ fail "configure $1"; return 1; }
+	[ "$1" = fail_page_alloc ] && { echo 0 >"$d/min-order"; echo N >"$d/ignore-gfp-highmem"; }
+	echo 20 >"$d/probability"
+}
+
+fi_off() {
+	for a in failslab fail_page_alloc; do
+		echo 0 >"/sys/kernel/debug/$a/probability" 2>/dev/null
+	done
+}
+
+# rp_failslab LEVEL: writes and verified reads while 20% of the allocations made with rraid on
+# the stack fail. Nothing hangs, nothing is lost; the injected failures must show in dmesg.
+rp_failslab() {
+	set -- "$1" $DISKS
+	mk rraid0 "level=$1 chunk=64K assume-clean" "$2" "$3" || return 1
+	set -- $(fi_range)
+	[ -n "$2" ] || { fail "no rraid text symbols in /proc/kallsyms"; return 1; }
+	# The last function's end is not listed: 64 KiB past the last symbol covers it.
+	end=$(printf '%x' $((0x$2 + 65536)))
+	fi_setup failslab "$1" "$end" 400 || return 1
+	fi_setup fail_page_alloc "$1" "$end" 400 || return 1
+	fio --name=fi --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-1M \
+		--iodepth=32 --numjobs=2 --offset_increment=24M --size=20M --do_verify=1
+	rc=$?
+	fi_off
+	forced=$(dmesg | grep -c 'FAULT_INJECTION: forcing a failure')
+	note "forced allocation failures seen in dmesg: $forced"
+	[ $rc -eq 0 ] || { fail "fio verify under fault injection failed"; return 1; }
+	[ "$forced" -ge 20 ] || { fail "only $forced forced failures in dmesg; expected at least 20"; return 1; }
+	fio_check /dev/rraid0 --size=20M --numjobs=2 --offset_increment=24M --bsrange=4k-1M --iodepth=32 ||
+		return 1
+}
+
+t_run reqpath-depth1-raid1 rp_depth1 1
+t_run reqpath-depth1-raid0 rp_depth1 0
+t_run reqpath-nowait-flakey-raid1 rp_nowait 1
+t_run reqpath-nowait-flakey-raid0 rp_nowait 0
+t_run reqpath-discard-multirange-raid0 rp_discard_multi 0
+t_run reqpath-discard-multirange-raid1 rp_discard_multi 1
+t_run reqpath-discard-every-member rp_discard_every
+t_run reqpath-zoned-refused rp_zoned
+t_run reqpath-tagset-depth rp_depth
+t_run reqpath-lifetime rp_lifetime
+t_run reqpath-raid1-read-repair rp_read_repair
+t_run reqpath-raid1-over-raid0 rp_stacked
+t_run reqpath-failslab-raid1 rp_failslab 1
+t_run reqpath-failslab-raid0 rp_failslab 0
+t_summary
