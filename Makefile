@@ -41,8 +41,14 @@ test-full: setup
 demo: initramfs
 	@scripts/demo
 
+# FULL=1: the whole matrix (resumable); ONLY=raid1,seq...: a subset (bench/README.md).
 bench: initramfs
 	@scripts/bench
+
+# Each bench job file once (~1 s, tiny members, at most ~3 min): PASS/FAIL lines, `N passed, N failed`.
+.PHONY: bench-smoke
+bench-smoke: initramfs
+	@scripts/bench-smoke
 
 bench-parity: setup
 	@scripts/bench-parity

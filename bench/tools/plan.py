@@ -25,7 +25,8 @@ Each job file is an ordinary fio job file that takes its parameters from the env
   @degraded L:N ...     members failed on both arrays before the runs, per level
   @slices N, @sample S  linear read: N stonewalled sections, S bytes read at each slice start
   @pattern NAME         IOMeter pattern (ratings in the summary)
-  @runtime S            seconds per measurement of rows without a target (not in smoke runs)
+  @runtime S, @ramp S   seconds per measurement and of ramp for rows without a target (not in
+                        smoke runs)
 
 Output (stdout): one plan line per row, space-separated, '-' for empty:
   key job workload level members chunk bs qd jobs variant kind member_mib mbps degraded metric
@@ -55,7 +56,7 @@ def parse_job(path):
     d = {"file": path, "job": os.path.basename(path)[:-4], "vary": [], "fixed": {},
          "default": [], "full": [], "target": [], "members": {}, "chunks": {}, "degraded": {},
          "kind": "brd", "mbps": 0, "baseline": "-", "slices": 0, "sample": "-",
-         "pattern": "-", "runtime": None, "metric": "bw", "title": None, "levels": []}
+         "pattern": "-", "runtime": None, "ramp": None, "metric": "bw", "title": None, "levels": []}
     for line in open(path):
         m = re.match(r"^;\s*@([a-z-]+)\s*(.*?)\s*$", line)
         if not m:
@@ -105,6 +106,8 @@ def parse_job(path):
             d["pattern"] = v
         elif k == "runtime":
             d["runtime"] = int(v)
+        elif k == "ramp":
+            d["ramp"] = int(v)
         else:
             raise SystemExit(f"{path}: unknown directive @{k}")
     if not d["levels"]:
@@ -226,8 +229,11 @@ def member_mib(row, job, args):
 
 def estimate(row, job, args, runs, has_target):
     rt = job["runtime"] if job["runtime"] is not None else args.runtime
-    if has_target and args.target_runtime is not None:
-        rt = args.target_runtime
+    ramp = job["ramp"] if job["ramp"] is not None else args.ramp
+    if has_target:
+        ramp = args.ramp
+        if args.target_runtime is not None:
+            rt = args.target_runtime
     impls = 2
     if row["level"] in (4, 5, 6):
         impls = 3  # md with and without group_thread_cnt
@@ -239,7 +245,7 @@ def estimate(row, job, args, runs, has_target):
         cap = max(1, job["mbps"]) * row["members"]
         per = job["slices"] * (sample_mib / cap + 0.4) + args.overhead
     else:
-        per = rt + args.ramp + args.overhead
+        per = rt + ramp + args.overhead
     return impls * runs * per + args.row_overhead
 
 
@@ -252,9 +258,9 @@ def main():
     ap.add_argument("--target-runtime", type=float, default=None)
     ap.add_argument("--ramp", type=float, default=1)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--overhead", type=float, default=0.6,
+    ap.add_argument("--overhead", type=float, default=0.9,
                     help="seconds per measurement beyond runtime+ramp (section start, snapshots) under TCG")
-    ap.add_argument("--row-overhead", type=float, default=2.5,
+    ap.add_argument("--row-overhead", type=float, default=4,
                     help="seconds per row (one fio start-up, ~1.6 s under TCG, and parsing)")
     ap.add_argument("--member-mib", type=int, default=128)
     ap.add_argument("--nullb-mib", type=int, default=1024)
@@ -307,6 +313,8 @@ def main():
             fv = [f"{k}={val}" for k, val in sorted(v.items()) if k not in COLUMN_VARS]
             if job["runtime"] is not None and target == "-" and args.mode != "smoke":
                 fv.append(f"RUNTIME={job['runtime']}")
+            if job["ramp"] is not None and target == "-" and args.mode != "smoke":
+                fv.append(f"RAMP={job['ramp']}")
             fio_vars = ",".join(fv) or "-"
             est = estimate(r, job, args, minruns, target != "-")
             mib = member_mib(r, job, args)

@@ -38,7 +38,13 @@ mkdir -p "$B"
 
 info() { echo "@@INFO $*"; }
 # clean TEXT: a CSV-safe note (no commas, no newlines).
-clean() { echo "$*" | tr ',\n' ';;' | cut -c1-200; }
+clean() {
+	[ -n "$*" ] || return 0
+	case "$*" in
+	*,*) printf '%s' "$*" | tr ',' ';' | cut -c1-200 ;;
+	*) printf '%s' "$*" | cut -c1-200 ;;
+	esac
+}
 
 # --- measurements ----------------------------------------------------------------------------
 
@@ -48,9 +54,11 @@ clean() { echo "$*" | tr ',\n' ';;' | cut -c1-200; }
 # RAID 4/5/6 it also sets group_thread_cnt (0 for impl md, vCPUs for md-gt).
 cat >"$B/snap" <<'SNAP'
 #!/bin/sh
-# snap pre|post NAME KNAME [GROUP_THREAD_CNT]
+# snap pre|post NAME KNAME [GROUP_THREAD_CNT]  (shell builtins only: it runs twice per measurement)
 [ -n "$4" ] && echo "$4" >/sys/block/md0/md/group_thread_cnt
-echo "$1 $2 $(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat) $(awk '{ print $3 + $7 }' /sys/block/$3/stat)" >>/tmp/bench/snaps
+read -r c us ni sy id io irq sirq st rest </proc/stat
+read -r r1 r2 rs r4 w1 w2 ws rest <"/sys/block/$3/stat"
+echo "$1 $2 $((us + ni + sy + irq + sirq + st)) $((rs + ws))" >>/tmp/bench/snaps
 SNAP
 chmod +x "$B/snap"
 
