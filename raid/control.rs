@@ -138,14 +138,7 @@ impl Control {
             }
         }
         let nmembers = members.len();
-        let array = Array::new(
-            spec.name,
-            level,
-            members,
-            spec.assume_clean,
-            holder,
-            module,
-        )?;
+        let array = Array::new(spec.name, level, members, spec.assume_clean, holder, module)?;
         let mut disk = Disk::add(
             spec.name_str(),
             lim,

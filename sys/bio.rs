@@ -60,12 +60,7 @@ impl<C: BioCtx> BioSet<C> {
         .pin_chain(move |this| {
             // SAFETY: `this.bs` is pinned memory for a `bio_set`; `bioset_init` initialises it.
             to_result(unsafe {
-                bindings::bioset_init(
-                    this.bs.get(),
-                    pool_size,
-                    front_pad::<C>() as u32,
-                    0,
-                )
+                bindings::bioset_init(this.bs.get(), pool_size, front_pad::<C>() as u32, 0)
             })
         })
     }
@@ -358,4 +353,3 @@ impl<C: BioCtx> Drop for BioChain<C> {
         }
     }
 }
-

@@ -591,7 +591,7 @@ unsafe extern "C" fn exit_hctx_trampoline<T: DiskOps>(
     // SAFETY: `driver_data` came from `into_foreign` in `init_hctx_trampoline`; the queue is
     // drained, so nothing parks on it any more. Dropping it waits for a running work item.
     unsafe {
-        let hq = core::mem::replace(&mut (*hctx).driver_data, core::ptr::null_mut());
+        let hq = core::mem::take(&mut (*hctx).driver_data);
         drop(<Pin<KBox<HwQueue<T>>> as ForeignOwnable>::from_foreign(hq));
     }
 }
@@ -638,7 +638,9 @@ unsafe extern "C" fn release_trampoline<T: DiskOps>(disk: *mut bindings::gendisk
 unsafe extern "C" fn free_disk_trampoline<T: DiskOps>(disk: *mut bindings::gendisk) {
     // SAFETY: `private_data` came from `into_foreign` in `Disk::add`; this is its last use.
     unsafe {
-        let state = core::mem::replace(&mut (*disk).private_data, core::ptr::null_mut());
-        drop(<Pin<KBox<DiskState<T>>> as ForeignOwnable>::from_foreign(state));
+        let state = core::mem::take(&mut (*disk).private_data);
+        drop(<Pin<KBox<DiskState<T>>> as ForeignOwnable>::from_foreign(
+            state,
+        ));
     }
 }

@@ -7,13 +7,10 @@ use kernel::bindings;
 const KFPU_FULL: u32 = (1 << 0) | (1 << 1);
 
 fn boot_cpu_has(bit: u32) -> bool {
+    let cpu = &raw const bindings::boot_cpu_data;
     // SAFETY: `boot_cpu_data` is filled in before modules load and not changed afterwards; the
     // capability words are the only member of their union.
-    let caps = unsafe {
-        &(*(&raw const bindings::boot_cpu_data))
-            .__bindgen_anon_2
-            .x86_capability
-    };
+    let caps = unsafe { &(*cpu).__bindgen_anon_2.x86_capability };
     caps.get((bit / 32) as usize)
         .is_some_and(|w| w & (1 << (bit % 32)) != 0)
 }

@@ -92,8 +92,7 @@ impl MemberDev {
         // fixed.
         let disk = unsafe { CStr::from_char_ptr((*(*b).bd_disk).disk_name.as_ptr()) };
         // SAFETY: `__bd_flags` is an `atomic_t`; a racy read of the constant partno bits is fine.
-        let partno = unsafe { core::ptr::read_volatile(&raw const (*b).__bd_flags.counter) }
-            as u32
+        let partno = unsafe { core::ptr::read_volatile(&raw const (*b).__bd_flags.counter) } as u32
             & bindings::BD_PARTNO;
         let mut w = NameWriter {
             buf: &mut self.name,
@@ -190,7 +189,13 @@ impl MemberDev {
     /// For the slow paths (repairing a read error): the bio lives on this stack frame and needs
     /// no allocation. `len` is at most a page and a multiple of 512. Must be called in task
     /// context, where sleeping is allowed.
-    pub fn sync_io(&self, sector: u64, page: &Page, len: usize, write: bool) -> Result<(), BlkStatus> {
+    pub fn sync_io(
+        &self,
+        sector: u64,
+        page: &Page,
+        len: usize,
+        write: bool,
+    ) -> Result<(), BlkStatus> {
         if len == 0 || len > kernel::page::PAGE_SIZE || len % 512 != 0 {
             return Err(BlkStatus::IOERR);
         }

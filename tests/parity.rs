@@ -256,7 +256,12 @@ fn t_no_fpu(e: Engine) {
         let len = 4096;
         let data = rng.blocks(n, len);
         let d = refs(&data);
-        let (mut p, mut q, mut rp, mut rq) = (vec![0u8; len], vec![0u8; len], vec![0u8; len], vec![0u8; len]);
+        let (mut p, mut q, mut rp, mut rq) = (
+            vec![0u8; len],
+            vec![0u8; len],
+            vec![0u8; len],
+            vec![0u8; len],
+        );
         e.gen_syndrome(&nofpu, &d, &mut p, &mut q).unwrap();
         r.gen_syndrome(FPU, &d, &mut rp, &mut rq).unwrap();
         assert_eq!((&p, &q), (&rp, &rq), "gen without FPU, n={n}");
@@ -266,11 +271,16 @@ fn t_no_fpu(e: Engine) {
         if n >= 2 {
             let (mut dx, mut dy) = (vec![0u8; len], vec![0u8; len]);
             let survivors: Vec<&[u8]> = d[2..].to_vec();
-            e.recover_2data(&nofpu, 0, 1, &survivors, &p, &q, &mut dx, &mut dy).unwrap();
+            e.recover_2data(&nofpu, 0, 1, &survivors, &p, &q, &mut dx, &mut dy)
+                .unwrap();
             assert_eq!((&dx, &dy), (&data[0], &data[1]), "recov without FPU, n={n}");
         }
     }
-    assert_eq!(nofpu.0.get(), 0, "an FPU section was attempted where none is usable");
+    assert_eq!(
+        nofpu.0.get(),
+        0,
+        "an FPU section was attempted where none is usable"
+    );
 }
 
 fn t_rejects(e: Engine) {
