@@ -9,7 +9,7 @@ PKGS=(
   # Kernel build.
   rsync build-essential flex bison bc libelf-dev libssl-dev cpio kmod libclang-dev clang lld llvm
   # Guest and its payload.
-  qemu-system-x86 busybox-static fio e2fsprogs mdadm dmsetup
+  qemu-system-x86 busybox-static fio e2fsprogs mdadm dmsetup linux-perf
   # Parity peers for the benchmark.
   libisal-dev
 )

@@ -1,0 +1,74 @@
+#!/bin/sh
+# Guest side of `make profile` (scripts/profile): where the 4K random path spends its CPU, rraid
+# against md in one boot. RAID0 (4 brd members, chunk 64K) and RAID1 (2 brd members) of each;
+# for each array, 4K random read and write at QD 32 under fio, with system-wide CPU time from
+# /proc/stat (kernel time per I/O: system + irq + softirq) and a perf cpu-clock profile of the
+# kernel during the job. Figures are emulated (TCG): compare rraid with md only.
+. "${RRAID_LIB:-/rraid/lib.sh}"
+RUNTIME=${PROFILE_RUNTIME:-8}
+
+die() { echo "profile: FAILED: $*"; dmesg | tail -30; exit 1; }
+
+[ -f "$RRAID_KO" ] || die "rraid.ko missing"
+command -v perf >/dev/null || die "perf missing from the initramfs"
+insmod "$RRAID_KO" || die "insmod"
+modprobe raid0 && modprobe raid1 || die "modprobe md"
+modprobe brd rd_nr=12 rd_size=$((64 * 1024)) || die "modprobe brd"
+echo 0 >/proc/sys/kernel/kptr_restrict
+echo -1 >/proc/sys/kernel/perf_event_paranoid
+r=$(sysw /sys/kernel/rraid/create "rraid0 level=0 chunk=64K /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
+[ "$r" = OK ] || die "create rraid0: $r"
+r=$(sysw /sys/kernel/rraid/create "rraid1 level=1 assume-clean /dev/ram8 /dev/ram9")
+[ "$r" = OK ] || die "create rraid1: $r"
+mdadm --build /dev/md0 --level=0 --chunk=64 --raid-devices=4 /dev/ram4 /dev/ram5 /dev/ram6 /dev/ram7 \
+	>/dev/null 2>&1 || die "mdadm --build md0"
+mdadm --build /dev/md1 --level=1 --assume-clean --raid-devices=2 /dev/ram10 /dev/ram11 \
+	>/dev/null 2>&1 || die "mdadm --build md1"
+for dev in /dev/rraid0 /dev/md0 /dev/rraid1 /dev/md1; do
+	fio --name=fill --filename=$dev --ioengine=libaio --direct=1 --rw=write --bs=1M --iodepth=8 \
+		>/dev/null 2>&1 || die "fill $dev"
+done
+
+# cpu_ticks: busy jiffies of kernel work (system, irq, softirq) and all non-idle ones.
+cpu_ticks() {
+	awk '/^cpu / {print $4 + $7 + $8, $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
+}
+
+hz=100
+[ -n "$(getconf CLK_TCK 2>/dev/null)" ] && hz=$(getconf CLK_TCK)
+printf '%-8s %-10s %10s %14s %14s\n' array job IOPS "kernel us/IO" "busy us/IO"
+for dev in rraid0 md0 rraid1 md1; do
+	for rw in randread randwrite; do
+		set -- $(cpu_ticks)
+		k0=$1 b0=$2
+		perf record -a -e cpu-clock -F 997 -g -o /tmp/perf.$dev.$rw -- sleep $((RUNTIME - 1)) \
+			>/dev/null 2>&1 &
+		pp=$!
+		fio --name=p --filename=/dev/$dev --ioengine=libaio --direct=1 --rw=$rw --bs=4k \
+			--iodepth=32 --time_based --runtime=$RUNTIME --randrepeat=0 --norandommap \
+			--output-format=terse --terse-version=3 >/tmp/p.terse 2>/tmp/p.err ||
+			{ cat /tmp/p.err; die "fio $rw on $dev"; }
+		wait $pp
+		set -- $(cpu_ticks)
+		k1=$1 b1=$2
+		# Terse v3: total KiB and IOPS of reads in fields 6 and 8, of writes in 47 and 49.
+		case $rw in
+		randread) kib=$(cut -d';' -f6 /tmp/p.terse) iops=$(cut -d';' -f8 /tmp/p.terse) ;;
+		*) kib=$(cut -d';' -f47 /tmp/p.terse) iops=$(cut -d';' -f49 /tmp/p.terse) ;;
+		esac
+		ios=$((kib / 4))
+		[ "$ios" -gt 0 ] || die "fio $rw on $dev moved nothing"
+		awk -v k=$((k1 - k0)) -v b=$((b1 - b0)) -v n="$ios" -v hz="$hz" -v d=$dev -v j=$rw -v i="$iops" \
+			'BEGIN { printf "%-8s %-10s %10d %14.1f %14.1f\n", d, j, i, k * 1e6 / hz / n, b * 1e6 / hz / n }'
+	done
+done
+for dev in rraid0 md0 rraid1 md1; do
+	for rw in randread randwrite; do
+		echo
+		echo "== $dev $rw: kernel symbols by self time (perf cpu-clock, all CPUs)"
+		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym --stdio 2>/dev/null |
+			grep -v '^#' | grep -v '^$' | grep '%' | head -25
+	done
+done
+bad=$(dmesg | grep -v '^rraid:' | grep -E "$DMESG_BAD")
+[ -z "$bad" ] || { echo "$bad"; die "kernel log holds errors"; }
