@@ -7,7 +7,7 @@ T ?=
 DEBUG ?=
 export RRAID_FLAVOUR := $(if $(DEBUG),debug,normal)
 
-.PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity clippy fmt clean
+.PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity profile clippy fmt clean
 
 all: module
 
@@ -49,6 +49,10 @@ bench: initramfs
 .PHONY: bench-smoke
 bench-smoke: initramfs
 	@scripts/bench-smoke
+
+# Kernel CPU per 4K I/O and perf profiles, rraid against md, in one guest boot.
+profile: initramfs
+	@scripts/profile
 
 bench-parity: setup
 	@scripts/bench-parity
