@@ -4,8 +4,9 @@
 # member are not media errors (dm-flakey refuses nowait bios), discards of many ranges merged into
 # one request (NVMe members allow 256 discard segments), discard only when every member has it,
 # no secure erase, zoned members refused, the tag set no deeper than the members, array
-# lifetime against concurrent openers, RAID1 read errors repaired as md does (dm-dust), rraid
-# stacked on rraid, and forward progress under injected allocation failures aimed at rraid.
+# lifetime against concurrent openers (400 rounds under make test-full), RAID1 read errors
+# repaired as md does (dm-dust), rraid stacked on rraid, and forward progress under injected
+# allocation failures aimed at rraid.
 # vm-run: --disks 4 --nvme 2 --disk-size 64M
 . "${RRAID_LIB:-/rraid/lib.sh}"
 
@@ -196,7 +197,9 @@ rp_lifetime() {
 	) &
 	p2=$!
 	i=0 created=0 busy=0
-	while [ $i -lt 40 ]; do
+	rounds=40
+	[ "${RRAID_FULL:-0}" = 1 ] && rounds=400
+	while [ $i -lt $rounds ]; do
 		r=$(rraid_create "rraid0 level=$((i % 2)) chunk=64K $1 $2")
 		[ "$r" = OK ] || { touch /tmp/rp-stop; wait; fail "create round $i: $r"; return 1; }
 		created=$((created + 1))
