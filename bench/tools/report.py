@@ -198,16 +198,18 @@ def write_summary(out_dir, rows, info):
              "`bench/README.md`, `bench/jobs/`.\n")
     L.append(f"{len(ok)} rows measured, {len(na)} not available, {len(err)} errors.\n")
 
-    # Rows with targets
-    trows = [r for r in ok if r["key"] in tg] + [r for r in rows.values() if r["key"] in tg and r not in ok]
-    if trows:
+    # Rows with targets (measured or failed); those of levels rraid lacks are counted below
+    trows = [r for r in rows.values() if r["key"] in tg and r["status"] != "n/a"]
+    tna = [r for r in rows.values() if r["key"] in tg and r["status"] == "n/a"]
+    if trows or tna:
         L.append("## Rows with a target\n")
+    if trows:
         L.append("| level | workload | array | parameters | rraid | md | rraid/md | target | runs | |")
         L.append("|---|---|---|---|---:|---:|---:|---:|---:|---|")
         for r in sorted(trows, key=lambda r: (r["level"], r["workload"], r["key"])):
             t = tg[r["key"]]
             unit = "IOPS" if r["metric"] == "iops" else "MB/s"
-            if r["status"] != "ok":
+            if r["status"] != "ok" or r["ratio"] is None:
                 L.append(f"| {level_name(r['level'])} | {r['title']} | {conf(r)} | {params(r)} | | | "
                          f"{r['status']} | {t:.2f} | | {'; '.join(r['notes'])[:120]} |")
                 continue
@@ -215,6 +217,14 @@ def write_summary(out_dir, rows, info):
             L.append(f"| {level_name(r['level'])} | {r['title']} | {conf(r)} | {params(r)} | "
                      f"{fmt(r['value'].get('rraid'))} {unit} | {fmt(r['value'].get(r['md_impl']))} {unit} | "
                      f"**{r['ratio']:.3f}** | {t:.2f} | {r['nruns']} | {verdict} |")
+        L.append("")
+    if tna:
+        by_level = defaultdict(list)
+        for r in tna:
+            by_level[r["level"]].append(r)
+        for lvl, rs in sorted(by_level.items()):
+            why = "; ".join(dict.fromkeys(n for r in rs for n in r["notes"])) or "n/a"
+            L.append(f"- {level_name(lvl)}: {len(rs)} rows with a target not measured: {why}.")
         L.append("")
 
     # per level and workload, worst first
@@ -389,6 +399,8 @@ def plots(out_dir, rows):
                         ax.plot([p[0] for p in pts], [p[1] for p in pts], color=f"C{ci % 10}",
                                 label=f"{impl} RAID {lc[0]}{v}", **style[impl])
             ax.set_xscale("log", base=2)
+            ax.set_xticks([1, 2, 4, 8, 16, 32])
+            ax.set_xticklabels(["1", "2", "4", "8", "16", "32"])
             ax.set_xlabel("queue depth")
             ax.set_ylabel("IOPS")
             ax.set_title(f"IOMeter {name}")
