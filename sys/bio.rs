@@ -279,8 +279,8 @@ impl<C: BioCtx> BioStack<C> {
         }
     }
 
-    /// Pushes `bio`; safe in interrupt context.
-    pub fn push(&self, bio: Bio<C>) {
+    /// Pushes `bio`; safe in interrupt context. Returns whether the stack was empty before.
+    pub fn push(&self, bio: Bio<C>) -> bool {
         let raw = bio.into_raw();
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
@@ -290,7 +290,7 @@ impl<C: BioCtx> BioStack<C> {
                 .head
                 .compare_exchange_weak(head, raw, Ordering::Release, Ordering::Relaxed)
             {
-                Ok(_) => return,
+                Ok(_) => return head.is_null(),
                 Err(h) => head = h,
             }
         }

@@ -70,8 +70,9 @@ pub fn defer<T: DiskOps>(bio: Bio<T::Deferred>) {
     // which lives until `exit_hctx`, after the queue is drained of requests; the bio holds its
     // request, so the queue is not drained before the bio is consumed.
     let hq = unsafe { &*hq };
-    hq.bios.push(bio);
-    hq.kick();
+    if hq.bios.push(bio) {
+        hq.kick();
+    }
 }
 
 /// Queue limits under construction.
@@ -192,7 +193,9 @@ impl<T: DiskOps> HwQueue<T> {
         })
     }
 
-    /// Makes sure the work item runs after what was just parked.
+    /// Makes sure the work item runs after what was just parked. Needed only by a push onto
+    /// an empty list: a push onto a non-empty one follows an earlier push's kick, whose run
+    /// has not taken the list yet and takes all of it.
     fn kick(&self) {
         // SAFETY: The work item is initialised and pinned, the queue valid (type invariant).
         // Queueing an already pending item does nothing, and that pending run takes what was
@@ -247,8 +250,8 @@ unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
         // SAFETY: Started above on this task.
         unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
     }
-    // Anything parked after the last round finds the item idle and queues it again: `kick`
-    // follows every push, and the pending bit is clear while this function runs.
+    // Anything parked after the last round found its list empty, so its push kicked the item,
+    // whose pending bit is clear while this function runs: a new run follows.
 }
 
 /// What the gendisk owns for `T`, freed by `free_disk` at its final put.
@@ -548,8 +551,9 @@ unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
     // SAFETY: `driver_data` of this queue's hardware contexts is their `HwQueue<T>`, live
     // while requests are issued on them.
     let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };
-    hq.rqs.push(rq);
-    hq.kick();
+    if hq.rqs.push(rq) {
+        hq.kick();
+    }
     bindings::BLK_STS_OK as bindings::blk_status_t
 }
 
