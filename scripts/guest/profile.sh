@@ -66,7 +66,7 @@ for dev in rraid0 md0 rraid1 md1; do
 	for rw in randread randwrite; do
 		echo
 		echo "== $dev $rw: kernel symbols by self time (perf cpu-clock, all CPUs)"
-		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym --stdio 2>/dev/null |
+		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none --percent-limit 0.7 --stdio 2>/dev/null |
 			grep -v '^#' | grep -v '^$' | grep '%' | head -25
 	done
 done
