@@ -1,8 +1,10 @@
 //! rraid's own workqueue, where member I/O is issued (see `sys::disk`).
 //!
 //! The system workqueue has no rescuer, so I/O that waits on it can deadlock under memory
-//! pressure; this one is `WQ_MEM_RECLAIM`, and per-CPU and high-priority like kblockd, so a
-//! request is mapped on the CPU that submitted it, soon after. Destroying it at module exit also
+//! pressure; this one is `WQ_MEM_RECLAIM`. It is unbound, as loop's workers are: a request is
+//! mapped on whichever CPU of the submitter's cache domain is free, so the submitter goes on
+//! submitting while a worker maps (a per-CPU worker had to share the submitter's CPU), and
+//! high-priority, so mapping is not queued behind other work. Destroying it at module exit also
 //! waits for any work still returning into module text.
 
 use core::ptr::NonNull;
@@ -31,7 +33,9 @@ impl ModuleQueue {
         let wq = unsafe {
             bindings::alloc_workqueue(
                 c_str!("rraid").as_char_ptr(),
-                bindings::wq_flags_WQ_MEM_RECLAIM | bindings::wq_flags_WQ_HIGHPRI,
+                bindings::wq_flags_WQ_MEM_RECLAIM
+                    | bindings::wq_flags_WQ_HIGHPRI
+                    | bindings::wq_flags_WQ_UNBOUND,
                 0,
             )
         };
