@@ -8,7 +8,7 @@
 //! waits for any work still returning into module text.
 
 use core::ptr::NonNull;
-use kernel::{bindings, c_str, prelude::*, workqueue::Queue};
+use kernel::{bindings, c_str, prelude::*};
 
 /// The module's workqueue.
 ///
@@ -74,12 +74,6 @@ unsafe impl Send for QueueRef {}
 unsafe impl Sync for QueueRef {}
 
 impl QueueRef {
-    /// The queue.
-    pub fn get(&self) -> &Queue {
-        // SAFETY: By the type invariant the queue is valid while `self` exists.
-        unsafe { Queue::from_raw(self.wq.as_ptr()) }
-    }
-
     pub(crate) fn raw(&self) -> *mut bindings::workqueue_struct {
         self.wq.as_ptr()
     }
