@@ -37,8 +37,8 @@ use kernel::{
 const BLK_FEAT_POLL: u32 = 1 << 9;
 /// `BLK_FEAT_ZONED`.
 pub(crate) const BLK_FEAT_ZONED: u32 = 1 << 10;
-/// Lock class name of the per-disk key.
-const KEY_NAME: &CStr = kernel::c_str!("rraid::disk");
+/// Lockdep name of the hardware queues' work items.
+const WORK_NAME: &CStr = kernel::c_str!("rraid::hw_work");
 
 /// What a disk's owner does for it.
 pub trait DiskOps: Send + Sync + Sized + 'static {
@@ -183,7 +183,7 @@ impl<T: DiskOps> HwQueue<T> {
                     slot,
                     Some(hw_work::<T>),
                     false,
-                    KEY_NAME.as_char_ptr(),
+                    WORK_NAME.as_char_ptr(),
                     WORK_KEY.as_ptr(),
                 )
             }),
