@@ -8,6 +8,7 @@
 
 pub mod raid0;
 pub mod raid1;
+pub mod raid5;
 
 /// Why a geometry cannot be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

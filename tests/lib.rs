@@ -1,6 +1,6 @@
 //! Host build of rraid's shared `no_std` code.
 //!
-//! `#![no_std]` here proves that `layout/` and `parity/` depend on `core` only: the same files
+//! `#![no_std]` here proves that `layout/`, `parity/` and `plan/` depend on `core` only: the same files
 //! are compiled into `rraid.ko`.
 #![no_std]
 
@@ -9,3 +9,6 @@ pub mod layout;
 
 #[path = "../parity/mod.rs"]
 pub mod parity;
+
+#[path = "../plan/mod.rs"]
+pub mod plan;
