@@ -5,6 +5,7 @@
 //! member completes it, [`BioCtx::end_io`] receives the same `Bio<C>` back.
 
 use super::member::MemberDev;
+use super::pagebuf::{PageBuf, PAGE_BYTES};
 use super::request::RqBio;
 use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_NOWAIT, REQ_PREFLUSH};
 use core::marker::PhantomData;
@@ -130,6 +131,38 @@ impl<C: BioCtx> BioSet<C> {
         unsafe {
             (*b).bi_iter.bi_sector = sector;
             (*b).bi_iter.bi_size = bytes;
+        }
+        Ok(bio)
+    }
+}
+
+impl<C: BioCtx> BioSet<C> {
+    /// A bio of `op` over `pages`, whole, at `sector` of `member`.
+    pub fn pages(
+        &self,
+        member: &MemberDev,
+        sector: u64,
+        op: u32,
+        pages: &[&PageBuf],
+        ctx: C,
+    ) -> Result<Bio<C>> {
+        let nr = u16::try_from(pages.len()).map_err(|_| EINVAL)?;
+        if nr == 0 || u32::from(nr) > bindings::BIO_MAX_VECS {
+            return Err(EINVAL);
+        }
+        // SAFETY: `self.bs` is initialised; with GFP_NOIO the mempool waits rather than fail.
+        let raw = unsafe {
+            bindings::bio_alloc_bioset(member.bdev(), nr, op, GFP_NOIO, self.bs.get())
+        };
+        let bio = self.adopt(raw, ctx)?;
+        let b = bio.bio.as_ptr();
+        // SAFETY: `b` is our fresh bio with room for `nr` vecs; each page is a live page the
+        // caller keeps until the bio completes (`PageIo` waits for it).
+        unsafe {
+            (*b).bi_iter.bi_sector = sector;
+            for p in pages {
+                bindings::__bio_add_page(b, p.raw(), PAGE_BYTES as u32, 0);
+            }
         }
         Ok(bio)
     }

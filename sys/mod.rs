@@ -15,6 +15,8 @@ pub mod disk;
 pub mod fpu;
 pub mod member;
 pub mod module_ref;
+pub mod pagebuf;
+pub mod pageio;
 pub mod request;
 pub mod sysfs;
 pub mod workqueue;
@@ -152,3 +154,25 @@ impl RangeOp {
 /// `GFP_NOIO`: may sleep and reclaim, but must not recurse into I/O.
 pub(crate) const GFP_NOIO: bindings::gfp_t =
     (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);
+
+/// Runs `f` with this task's allocations kept from starting I/O, as `memalloc_noio_save()`:
+/// code on the I/O path may then allocate with `GFP_KERNEL`, which the `kernel` crate's
+/// allocators take, without reclaim waiting on the very I/O being served.
+pub fn noio<R>(f: impl FnOnce() -> R) -> R {
+    let noio = bindings::PF_MEMALLOC_NOIO;
+    // SAFETY: `get_current` is the running task; a task's `flags` are written only by itself
+    // (as `memalloc_noio_save` does), and the previous bit is restored below.
+    let old = unsafe {
+        let cur = bindings::get_current();
+        let old = (*cur).flags & noio;
+        (*cur).flags |= noio;
+        old
+    };
+    let r = f();
+    // SAFETY: As above.
+    unsafe {
+        let cur = bindings::get_current();
+        (*cur).flags = ((*cur).flags & !noio) | old;
+    }
+    r
+}

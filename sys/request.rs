@@ -15,6 +15,12 @@ use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering};
 use kernel::{bindings, sync::Arc, sync::ArcBorrow, types::ForeignOwnable};
+use kernel::page::PAGE_SIZE;
+
+// `bv_page + n` names the n-th page of a multi-page bvec only with a virtually contiguous
+// memmap.
+#[cfg(not(CONFIG_SPARSEMEM_VMEMMAP))]
+compile_error!("rraid needs CONFIG_SPARSEMEM_VMEMMAP");
 
 /// Driver state kept in each request's PDU (`blk_mq_rq_to_pdu`).
 #[repr(C)]
@@ -379,5 +385,84 @@ impl<T: 'static> RqBio<T> {
     /// Length of the bio in sectors.
     pub fn sectors(&self) -> u64 {
         u64::from(self.iter().bi_size >> 9)
+    }
+
+    /// Copies the bio's data from byte `skip` on into `buf` (as much as `buf` holds).
+    pub fn copy_out(&self, skip: usize, buf: &mut [u8]) {
+        self.for_each_segment(skip, buf.len(), |seg, n, at| {
+            if let Some(dst) = buf.get_mut(at..at + n) {
+                // SAFETY: `seg` is mapped for `n` bytes of the bio's page, valid for reads, and
+                // does not overlap `buf`, a driver buffer.
+                unsafe { core::ptr::copy_nonoverlapping(seg.as_ptr(), dst.as_mut_ptr(), n) };
+            }
+        });
+    }
+
+    /// Copies `buf` into the bio's data from byte `skip` on (a read's destination).
+    pub fn copy_in(&self, skip: usize, buf: &[u8]) {
+        self.for_each_segment(skip, buf.len(), |seg, n, at| {
+            if let Some(src) = buf.get(at..at + n) {
+                // SAFETY: `seg` is mapped for `n` bytes of the bio's page, valid for writes:
+                // the bio is a read the driver is filling.
+                unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), seg.as_ptr(), n) };
+            }
+        });
+    }
+
+    /// Calls `f(addr, n, at)` for each mapped piece of bytes `skip..skip + len` of the bio's
+    /// data, `at` being the piece's offset from `skip`. Walks a copy of the bio's iterator, so
+    /// the bio itself is not advanced.
+    fn for_each_segment(
+        &self,
+        mut skip: usize,
+        mut len: usize,
+        mut f: impl FnMut(NonNull<u8>, usize, usize),
+    ) {
+        let bio = self.bio.as_ptr();
+        let mut iter = self.iter();
+        // SAFETY: The bio is valid (type invariant); its vec table is not changed while the
+        // request is in flight.
+        let vecs = unsafe { (*bio).bi_io_vec };
+        let mut at = 0;
+        while len > 0 && iter.bi_size > 0 {
+            // SAFETY: `bi_idx` stays below the bio's vec count while `bi_size` is non-zero.
+            let bv = unsafe { &*vecs.add(iter.bi_idx as usize) };
+            let done = iter.bi_bvec_done as usize;
+            let seg = (bv.bv_len as usize - done).min(iter.bi_size as usize);
+            if skip < seg {
+                let n = (seg - skip).min(len);
+                let mut off = bv.bv_offset as usize + done + skip;
+                let mut left = n;
+                while left > 0 {
+                    let po = off % PAGE_SIZE;
+                    let c = (PAGE_SIZE - po).min(left);
+                    // SAFETY: A multi-page bvec covers physically contiguous pages, whose
+                    // `struct page`s are contiguous too (vmemmap); without highmem the
+                    // mapping is the direct map and needs no unmapping order.
+                    let addr = unsafe {
+                        let page = bv.bv_page.add(off / PAGE_SIZE);
+                        bindings::kmap_local_page(page).cast::<u8>().add(po)
+                    };
+                    if let Some(p) = NonNull::new(addr) {
+                        f(p, c, at);
+                    }
+                    // SAFETY: Mapped just above.
+                    unsafe { bindings::kunmap_local(addr.cast()) };
+                    at += c;
+                    off += c;
+                    left -= c;
+                }
+                len -= n;
+                skip = 0;
+            } else {
+                skip -= seg;
+            }
+            iter.bi_size -= seg as u32;
+            iter.bi_bvec_done += seg as u32;
+            if iter.bi_bvec_done >= bv.bv_len {
+                iter.bi_idx += 1;
+                iter.bi_bvec_done = 0;
+            }
+        }
     }
 }

@@ -78,3 +78,12 @@ impl QueueRef {
         self.wq.as_ptr()
     }
 }
+
+impl QueueRef {
+    /// The queue, for `kernel::workqueue` work items.
+    pub fn queue(&self) -> &kernel::workqueue::Queue {
+        // SAFETY: By the type invariant the queue outlives every `QueueRef`, so it outlives
+        // this borrow.
+        unsafe { kernel::workqueue::Queue::from_raw(self.wq.as_ptr()) }
+    }
+}

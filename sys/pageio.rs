@@ -1,0 +1,169 @@
+//! Synchronous page I/O for the stripe cache: member bios over [`PageBuf`]s, submitted
+//! together and waited for together.
+//!
+//! A stripe operation reads the blocks it needs from several members at once, waits, computes,
+//! then writes at once and waits. [`PageIo`] counts its bios and wakes the waiter when the last
+//! one completes, recording which members failed.
+
+use super::bio::{Bio, BioCtx, BioSet};
+use super::member::MemberDev;
+use super::pagebuf::PageBuf;
+use super::{REQ_FUA, REQ_SYNC};
+use core::marker::{PhantomData, PhantomPinned};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use kernel::{bindings, prelude::*, types::Opaque};
+
+/// The context of a page bio: its batch and the member it went to.
+pub struct PageCtx {
+    io: *const Inner,
+    member: usize,
+}
+
+// SAFETY: `io` points at a batch that outlives the bio (`PageIo` waits for every bio before
+// it goes away), and the batch is only touched through atomics and the completion.
+unsafe impl Send for PageCtx {}
+
+impl BioCtx for PageCtx {
+    fn end_io(bio: Bio<Self>) {
+        let status = bio.status();
+        let (io, member) = (bio.ctx().io, bio.ctx().member);
+        // Put the bio before the waiter may return.
+        drop(bio);
+        // SAFETY: The batch lives until its count reaches zero and the waiter is woken; this
+        // bio holds one count.
+        let io = unsafe { &*io };
+        if !status.is_ok() {
+            io.failed.fetch_or(1u64 << (member & 63), Ordering::AcqRel);
+            if status.is_media_error() {
+                io.media.store(1, Ordering::Release);
+            }
+        }
+        io.put();
+    }
+}
+
+/// The shared part of a batch, pinned on the waiter's stack.
+///
+/// # Invariants
+///
+/// `done` is an initialised completion; `pending` counts the bios in flight plus one for the
+/// waiter, and `done` is completed when it reaches zero.
+#[pin_data]
+struct Inner {
+    pending: AtomicU32,
+    failed: AtomicU64,
+    media: AtomicU8,
+    #[pin]
+    done: Opaque<bindings::completion>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+static DONE_KEY: super::LockKey = super::LockKey::new();
+
+impl Inner {
+    fn put(&self) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // SAFETY: By the type invariant the completion is initialised.
+            unsafe { bindings::complete(self.done.get()) };
+        }
+    }
+}
+
+/// A batch of page bios.
+///
+/// Dropping it waits for every bio it submitted, so the pages they carry (borrowed for `'a`)
+/// are never freed or reused under I/O.
+pub struct PageIo<'a> {
+    inner: Pin<KBox<Inner>>,
+    waited: bool,
+    _pages: PhantomData<&'a PageBuf>,
+}
+
+impl<'a> PageIo<'a> {
+    /// An empty batch. On the I/O path, call it inside [`super::noio`].
+    pub fn new() -> Result<Self> {
+        let inner = KBox::pin_init(
+            pin_init!(Inner {
+                pending: AtomicU32::new(1),
+                failed: AtomicU64::new(0),
+                media: AtomicU8::new(0),
+                // SAFETY: `slot` is pinned memory for a completion: `done = 0` and an
+                // initialised wait queue are what `init_completion` does.
+                done <- Opaque::ffi_init(|slot: *mut bindings::completion| unsafe {
+                    (*slot).done = 0;
+                    bindings::__init_swait_queue_head(
+                        &raw mut (*slot).wait,
+                        kernel::c_str!("rraid::pageio").as_char_ptr(),
+                        DONE_KEY.as_ptr(),
+                    );
+                }),
+                _pin: PhantomPinned,
+            }),
+            GFP_KERNEL,
+        )
+        .map_err(|_| ENOMEM)?;
+        Ok(Self {
+            inner,
+            waited: false,
+            _pages: PhantomData,
+        })
+    }
+
+    /// Reads (or writes) `pages` at `sector` of `dev`, member `member` of the array; `fua`
+    /// makes a write durable before it completes.
+    pub fn submit(
+        &mut self,
+        set: &BioSet<PageCtx>,
+        dev: &MemberDev,
+        member: usize,
+        sector: u64,
+        write: bool,
+        fua: bool,
+        pages: &[&'a PageBuf],
+    ) -> Result {
+        if self.waited {
+            return Err(EINVAL);
+        }
+        let op = if write {
+            bindings::req_op_REQ_OP_WRITE | REQ_SYNC | if fua { REQ_FUA } else { 0 }
+        } else {
+            bindings::req_op_REQ_OP_READ
+        };
+        let ctx = PageCtx {
+            io: &*self.inner,
+            member,
+        };
+        let bio = set.pages(dev, sector, op, pages, ctx)?;
+        self.inner.pending.fetch_add(1, Ordering::AcqRel);
+        bio.submit();
+        Ok(())
+    }
+
+    /// Waits for every bio; returns the set of members whose bios failed, and whether any
+    /// failure was a media error.
+    pub fn wait(mut self) -> (u64, bool) {
+        self.wait_all();
+        (
+            self.inner.failed.load(Ordering::Acquire),
+            self.inner.media.load(Ordering::Acquire) != 0,
+        )
+    }
+
+    fn wait_all(&mut self) {
+        if self.waited {
+            return;
+        }
+        self.waited = true;
+        if self.inner.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+            // SAFETY: The completion is initialised; the last bio completes it.
+            unsafe { bindings::wait_for_completion_io(self.inner.done.get()) };
+        }
+    }
+}
+
+impl Drop for PageIo<'_> {
+    fn drop(&mut self) {
+        self.wait_all();
+    }
+}
