@@ -15,6 +15,32 @@ use crate::layout::raid5::Raid5;
 use crate::layout::MAX_MEMBERS;
 use crate::parity::{self, Engine, Fpu};
 
+/// The parity implementations a plan's arithmetic uses, one per kind of operation (as chosen
+/// at load for `/sys/kernel/rraid/parity/{xor,gen,rmw,recov}`).
+#[derive(Clone, Copy, Debug)]
+pub struct Engines {
+    /// RAID 4/5 parity and recovery from P.
+    pub xor: Engine,
+    /// RAID 6 P and Q of whole stripes.
+    pub gen: Engine,
+    /// RAID 6 read-modify-write (`xor_syndrome`).
+    pub rmw: Engine,
+    /// RAID 6 recovery through Q.
+    pub recov: Engine,
+}
+
+impl Engines {
+    /// One implementation for everything.
+    pub fn all(e: Engine) -> Self {
+        Self {
+            xor: e,
+            gen: e,
+            rmw: e,
+            recov: e,
+        }
+    }
+}
+
 /// A set of members, bit `i` for member `i`.
 pub type Set = u64;
 
@@ -220,6 +246,36 @@ pub fn plan_write(col: &Column, written: Set, full: Set) -> Result<WritePlan, Er
     })
 }
 
+/// Plans a write that also rewrites the blocks of `rewrite`, members counted as failed in
+/// `col` because a read from them failed: their blocks are recomputed from the others and
+/// written back (md's read-error repair), so the column must be known whole.
+pub fn plan_rewrite(
+    col: &Column,
+    written: Set,
+    full: Set,
+    rewrite: Set,
+) -> Result<WritePlan, Error> {
+    let base = plan_write(col, written, full)?;
+    let rewrite = rewrite & col.failed;
+    if rewrite == 0 {
+        return Ok(base);
+    }
+    if base.method == Method::Rcw && written & col.data() != 0 {
+        // Every data block is read or overwritten, and parity is computed whole.
+        return Ok(WritePlan {
+            write: base.write | rewrite,
+            ..base
+        });
+    }
+    let alive = col.all() & !col.failed;
+    Ok(WritePlan {
+        method: Method::Reconstruct,
+        read: alive,
+        recover: col.failed & col.data(),
+        write: ((written & col.data()) | col.parity()) & alive | rewrite,
+    })
+}
+
 /// What a read of failed members' blocks does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadPlan {
@@ -317,7 +373,7 @@ fn gather<'b>(
 /// Recomputes the blocks of the failed data members from the blocks of the others, which must
 /// hold what is on those members now (P and Q included as [`plan_read`] asks).
 pub fn recover(
-    eng: &Engine,
+    eng: &Engines,
     fpu: &dyn Fpu,
     col: &Column,
     bufs: &mut [&mut [u8]],
@@ -342,7 +398,8 @@ pub fn recover(
                 order.iter().map(|&m| m as usize).filter(|&m| m != x),
                 &mut srcs,
             );
-            eng.recover_data_p(fpu, srcs.get(..n).unwrap_or(&[]), s.p, dx)?;
+            eng.xor
+                .recover_data_p(fpu, srcs.get(..n).unwrap_or(&[]), s.p, dx)?;
             Ok(())
         });
         put(bufs, x, dx);
@@ -366,7 +423,8 @@ pub fn recover(
                 &mut srcs,
             );
             let q = s.q.as_deref().ok_or(Error::TooManyFailed)?;
-            eng.recover_data_q(fpu, xi, srcs.get(..n).unwrap_or(&[]), q, dx, s.p)?;
+            eng.recov
+                .recover_data_q(fpu, xi, srcs.get(..n).unwrap_or(&[]), q, dx, s.p)?;
             Ok(())
         }),
         Some(yi) => {
@@ -384,7 +442,8 @@ pub fn recover(
                 let n = gather(rest, others, &mut srcs);
                 let q = s.q.as_deref().ok_or(Error::TooManyFailed)?;
                 let survivors = srcs.get(..n).unwrap_or(&[]);
-                eng.recover_2data(fpu, xi, yi, survivors, s.p, q, dx, dy)?;
+                eng.recov
+                    .recover_2data(fpu, xi, yi, survivors, s.p, q, dx, dy)?;
                 Ok(())
             });
             put(bufs, ym, dy);
@@ -397,7 +456,7 @@ pub fn recover(
 
 /// Folds the blocks of `members` in or out of P and Q (read-modify-write's half step).
 fn fold(
-    eng: &Engine,
+    eng: &Engines,
     fpu: &dyn Fpu,
     col: &Column,
     members: Set,
@@ -412,8 +471,10 @@ fn fold(
             }
             let d: &[u8] = rest.get(m).ok_or(Error::Parity(parity::Error::BadIndex))?;
             match s.q.as_deref_mut() {
-                Some(q) => eng.xor_syndrome(fpu, k, core::slice::from_ref(&d), s.p, q)?,
-                None => eng.xor_acc(fpu, s.p, core::slice::from_ref(&d))?,
+                Some(q) => eng
+                    .rmw
+                    .xor_syndrome(fpu, k, core::slice::from_ref(&d), s.p, q)?,
+                None => eng.xor.xor_acc(fpu, s.p, core::slice::from_ref(&d))?,
             }
         }
         Ok(())
@@ -423,7 +484,7 @@ fn fold(
 /// The step between reading old blocks and merging the new data into the buffers: recovers
 /// failed members' old blocks, or takes the old data out of parity for read-modify-write.
 pub fn pre_write(
-    eng: &Engine,
+    eng: &Engines,
     fpu: &dyn Fpu,
     col: &Column,
     plan: &WritePlan,
@@ -440,7 +501,7 @@ pub fn pre_write(
 /// The step after merging the new data: computes P (and Q) from all data blocks, or folds the
 /// new data into parity for read-modify-write.
 pub fn post_write(
-    eng: &Engine,
+    eng: &Engines,
     fpu: &dyn Fpu,
     col: &Column,
     plan: &WritePlan,
@@ -459,8 +520,8 @@ pub fn post_write(
                 let n = gather(rest, order.iter().map(|&m| m as usize), &mut srcs);
                 let data = srcs.get(..n).unwrap_or(&[]);
                 match s.q.as_deref_mut() {
-                    Some(q) => eng.gen_syndrome(fpu, data, s.p, q)?,
-                    None => eng.xor_gen(fpu, s.p, data)?,
+                    Some(q) => eng.gen.gen_syndrome(fpu, data, s.p, q)?,
+                    None => eng.xor.xor_gen(fpu, s.p, data)?,
                 }
                 Ok(())
             })

@@ -9,7 +9,7 @@
 
 use rraid_host_tests::layout::raid5::{Algorithm, Raid5};
 use rraid_host_tests::parity::{Engine, UserFpu};
-use rraid_host_tests::plan::{self, Column, Method};
+use rraid_host_tests::plan::{self, Column, Engines, Method};
 
 struct Rng(u64);
 
@@ -42,7 +42,7 @@ struct Model {
 }
 
 impl Model {
-    fn new(geo: Raid5, eng: &Engine, rng: &mut Rng) -> Self {
+    fn new(geo: Raid5, eng: &Engines, rng: &mut Rng) -> Self {
         let n = geo.members();
         let mut disk = vec![vec![vec![0u8; BLOCK]; STRIPES as usize]; n];
         let mut data = vec![vec![vec![0u8; BLOCK]; geo.data()]; STRIPES as usize];
@@ -69,11 +69,11 @@ impl Model {
         Model { geo, disk, data }
     }
 
-    fn write(&mut self, eng: &Engine, rng: &mut Rng, s: u64, failed: u64) {
+    fn write(&mut self, eng: &Engines, rng: &mut Rng, s: u64, failed: u64, rewrite: u64) {
         let geo = self.geo;
         let n = geo.members();
         let sh = geo.shape(s);
-        let col = Column::new(&geo, s, failed);
+        let col = Column::new(&geo, s, failed | rewrite);
         let mut written = 0u64;
         let mut full = 0u64;
         for k in 0..geo.data() {
@@ -85,9 +85,14 @@ impl Model {
                 }
             }
         }
-        let p = plan::plan_write(&col, written, full).unwrap();
-        assert_eq!(p.read & failed, 0, "plan reads a failed member");
+        let p = plan::plan_rewrite(&col, written, full, rewrite).unwrap();
+        assert_eq!(p.read & (failed | rewrite), 0, "plan reads a failed member");
         assert_eq!(p.write & failed, 0, "plan writes a failed member");
+        assert_eq!(
+            p.write & rewrite,
+            rewrite,
+            "plan does not rewrite the bad member"
+        );
         let mut bufs: Vec<Vec<u8>> = (0..n)
             .map(|m| {
                 if p.read & (1 << m) != 0 {
@@ -131,7 +136,7 @@ impl Model {
     }
 
     /// Reads every data block of stripe `s` as the kernel would, and checks it.
-    fn check(&self, eng: &Engine, rng: &mut Rng, s: u64, failed: u64, what: &str) {
+    fn check(&self, eng: &Engines, rng: &mut Rng, s: u64, failed: u64, what: &str) {
         let geo = self.geo;
         let n = geo.members();
         let sh = geo.shape(s);
@@ -182,7 +187,7 @@ fn failure_sets(n: usize, tol: usize) -> Vec<u64> {
     v
 }
 
-fn run(level: u8, algo: Algorithm, n: usize, eng: &Engine, rng: &mut Rng) {
+fn run(level: u8, algo: Algorithm, n: usize, eng: &Engines, rng: &mut Rng) {
     let sizes = vec![8 * STRIPES; n];
     let geo = Raid5::new(level, algo, &sizes, 8, None, 0).unwrap();
     let tol = geo.parity();
@@ -191,7 +196,17 @@ fn run(level: u8, algo: Algorithm, n: usize, eng: &Engine, rng: &mut Rng) {
         let what = format!("raid{level} {:?} n={n}", algo);
         for _ in 0..40 {
             let s = rng.below(STRIPES);
-            model.write(eng, rng, s, failed);
+            // Now and then a member's read fails during the write: it is rewritten whole.
+            let mut rewrite = 0;
+            if (failed.count_ones() as usize) < tol && rng.below(4) == 0 {
+                let m = rng.below(n as u64);
+                if failed & (1 << m) == 0 {
+                    rewrite = 1 << m;
+                    // Its block is unreadable: the model keeps garbage there until rewritten.
+                    rng.fill(&mut model.disk[m as usize][s as usize]);
+                }
+            }
+            model.write(eng, rng, s, failed, rewrite);
             model.check(eng, rng, s, failed, &what);
         }
         for s in 0..STRIPES {
@@ -213,7 +228,7 @@ fn run(level: u8, algo: Algorithm, n: usize, eng: &Engine, rng: &mut Rng) {
 
 #[test]
 fn every_layout_every_failure_set() {
-    let eng = Engine::scalar();
+    let eng = Engines::all(Engine::scalar());
     let mut rng = Rng(0x5eed_0f_5a1e);
     for algo in Algorithm::ALL {
         for n in [2, 3, 4, 5, 8] {
