@@ -11,7 +11,7 @@
 //! the symmetric and parity-first/last layouts that is the data order; for the asymmetric
 //! RAID 6 layouts it is not, so [`Raid5::q_index`] is separate from the data index.
 
-use core::num::NonZeroU64;
+use core::num::{NonZeroU64, NonZeroUsize};
 
 use super::{check_chunk, usable_member_sectors, GeometryError, MAX_MEMBERS};
 
@@ -28,7 +28,8 @@ pub enum Algorithm {
     RightSymmetric = 3,
     /// 4: parity (then Q) on the first members.
     ParityFirst = 4,
-    /// 5: parity (then Q) on the last members; RAID 4's layout.
+    /// 5: parity (then Q) on the last members; RAID 4's placement, although md reports layout
+    /// 0 for the RAID 4 arrays mdadm makes (md's RAID 4 map ignores the number).
     ParityLast = 5,
 }
 
@@ -215,6 +216,11 @@ impl Raid5 {
         NonZeroU64::new(n as u64).unwrap_or(NonZeroU64::MIN)
     }
 
+    /// `x % members`, without a panic path.
+    fn wrap(&self, x: usize) -> usize {
+        x % NonZeroUsize::new(self.members).unwrap_or(NonZeroUsize::MIN)
+    }
+
     /// `stripe % members`, without a panic path.
     fn rot(&self, stripe: u64) -> usize {
         (stripe % Self::nz(self.members)) as usize
@@ -224,6 +230,7 @@ impl Raid5 {
     pub fn shape(&self, stripe: u64) -> StripeShape {
         let n = self.members;
         let d = self.data();
+        // `r < n`, and `n - 1` is `d` (RAID 4/5) or `d + 1` (RAID 6): no subtraction below wraps.
         let r = self.rot(stripe);
         if self.level != 6 {
             let pd = match self.algorithm {
@@ -234,110 +241,123 @@ impl Raid5 {
             };
             return StripeShape { pd, qd: None };
         }
+        // Q follows P, wrapping to member 0 after the last.
         let (pd, qd) = match self.algorithm {
-            Algorithm::LeftAsymmetric | Algorithm::LeftSymmetric => {
-                let pd = n - 1 - r;
-                (pd, (pd + 1) % n)
-            }
-            Algorithm::RightAsymmetric | Algorithm::RightSymmetric => (r, (r + 1) % n),
+            Algorithm::LeftAsymmetric | Algorithm::LeftSymmetric => (n - 1 - r, self.wrap(n - r)),
+            Algorithm::RightAsymmetric | Algorithm::RightSymmetric => (r, self.wrap(r + 1)),
             Algorithm::ParityFirst => (0, 1),
             Algorithm::ParityLast => (d, d + 1),
         };
         StripeShape { pd, qd: Some(qd) }
     }
 
-    /// The member holding data chunk `k` (`k < data()`) of a stripe of shape `sh`.
-    pub fn data_member(&self, sh: StripeShape, k: usize) -> usize {
+    /// Whether `sh` names members of this array, P and Q apart, Q only on RAID 6.
+    fn valid_shape(&self, sh: StripeShape) -> bool {
         let n = self.members;
+        match sh.qd {
+            None => self.level != 6 && sh.pd < n,
+            Some(qd) => self.level == 6 && sh.pd < n && qd < n && qd != sh.pd,
+        }
+    }
+
+    /// The member holding data chunk `k` (`k < data()`) of a stripe of shape `sh`.
+    ///
+    /// For a `k` or a shape that no stripe of this array has, the answer is some member below
+    /// `members()`, meaningless but computed without a panic path.
+    pub fn data_member(&self, sh: StripeShape, k: usize) -> usize {
+        let pd = sh.pd;
+        let after = |x: usize, by: usize| self.wrap(x.wrapping_add(by));
+        if self.level != 6 {
+            return match self.algorithm {
+                // D D P D: data in member order, stepping over P.
+                Algorithm::LeftAsymmetric | Algorithm::RightAsymmetric => {
+                    if k >= pd {
+                        after(k, 1)
+                    } else {
+                        self.wrap(k)
+                    }
+                }
+                // Data from the member after P, wrapping.
+                Algorithm::LeftSymmetric | Algorithm::RightSymmetric => {
+                    after(pd, k.wrapping_add(1))
+                }
+                Algorithm::ParityFirst => after(k, 1),
+                Algorithm::ParityLast => self.wrap(k),
+            };
+        }
+        match self.algorithm {
+            Algorithm::LeftAsymmetric | Algorithm::RightAsymmetric => {
+                if pd == self.members - 1 {
+                    // Q D D D P
+                    after(k, 1)
+                } else if k >= pd {
+                    // D D P Q D
+                    after(k, 2)
+                } else {
+                    k
+                }
+            }
+            // Data from the member after Q, wrapping.
+            Algorithm::LeftSymmetric | Algorithm::RightSymmetric => after(pd, k.wrapping_add(2)),
+            Algorithm::ParityFirst => after(k, 2),
+            Algorithm::ParityLast => self.wrap(k),
+        }
+    }
+
+    /// The data index of `member` in a stripe of shape `sh`, or `None` for P and Q: the inverse
+    /// of [`Raid5::data_member`]. `None` too for a member or shape foreign to the array.
+    pub fn data_index(&self, sh: StripeShape, member: usize) -> Option<usize> {
+        let n = self.members;
+        if !self.valid_shape(sh) || member >= n || member == sh.pd || Some(member) == sh.qd {
+            return None;
+        }
+        // From here `member` and `pd` are below `n`.
         let pd = sh.pd;
         if self.level != 6 {
             return match self.algorithm {
                 Algorithm::LeftAsymmetric | Algorithm::RightAsymmetric => {
-                    if k >= pd {
-                        k + 1
-                    } else {
-                        k
-                    }
+                    Some(if member > pd { member - 1 } else { member })
                 }
-                Algorithm::LeftSymmetric | Algorithm::RightSymmetric => (pd + 1 + k) % n,
-                Algorithm::ParityFirst => k + 1,
-                Algorithm::ParityLast => k,
+                Algorithm::LeftSymmetric | Algorithm::RightSymmetric => {
+                    Some(self.wrap(member + n - pd - 1))
+                }
+                Algorithm::ParityFirst => member.checked_sub(1),
+                Algorithm::ParityLast => Some(member),
             };
         }
         match self.algorithm {
             Algorithm::LeftAsymmetric | Algorithm::RightAsymmetric => {
                 if pd == n - 1 {
-                    // Q D D D P
-                    k + 1
-                } else if k >= pd {
-                    // D D P Q D
-                    k + 2
+                    member.checked_sub(1)
+                } else if member > pd {
+                    member.checked_sub(2)
                 } else {
-                    k
+                    Some(member)
                 }
             }
-            Algorithm::LeftSymmetric | Algorithm::RightSymmetric => (pd + 2 + k) % n,
-            Algorithm::ParityFirst => k + 2,
-            Algorithm::ParityLast => k,
+            Algorithm::LeftSymmetric | Algorithm::RightSymmetric => {
+                (member + n).checked_sub(pd + 2).map(|x| self.wrap(x))
+            }
+            Algorithm::ParityFirst => member.checked_sub(2),
+            Algorithm::ParityLast => Some(member),
         }
-    }
-
-    /// The data index of `member` in a stripe of shape `sh`, or `None` for P and Q: the inverse
-    /// of [`Raid5::data_member`].
-    pub fn data_index(&self, sh: StripeShape, member: usize) -> Option<usize> {
-        let n = self.members;
-        if member >= n || member == sh.pd || Some(member) == sh.qd {
-            return None;
-        }
-        let pd = sh.pd;
-        let k = if self.level != 6 {
-            match self.algorithm {
-                Algorithm::LeftAsymmetric | Algorithm::RightAsymmetric => {
-                    if member > pd {
-                        member - 1
-                    } else {
-                        member
-                    }
-                }
-                Algorithm::LeftSymmetric | Algorithm::RightSymmetric => (member + n - pd - 1) % n,
-                Algorithm::ParityFirst => member - 1,
-                Algorithm::ParityLast => member,
-            }
-        } else {
-            match self.algorithm {
-                Algorithm::LeftAsymmetric | Algorithm::RightAsymmetric => {
-                    if pd == n - 1 {
-                        member - 1
-                    } else if member > pd {
-                        member - 2
-                    } else {
-                        member
-                    }
-                }
-                Algorithm::LeftSymmetric | Algorithm::RightSymmetric => (member + n - pd - 2) % n,
-                Algorithm::ParityFirst => member - 2,
-                Algorithm::ParityLast => member,
-            }
-        };
-        Some(k)
     }
 
     /// Q's coefficient index of `member` (its power of g in the syndrome), or `None` for P, Q
     /// and on RAID 4/5: the position of the member in the walk from the member after Q.
     pub fn q_index(&self, sh: StripeShape, member: usize) -> Option<usize> {
-        let qd = sh.qd?;
         let n = self.members;
-        if member >= n || member == sh.pd || member == qd {
+        let qd = sh.qd?;
+        if !self.valid_shape(sh) || member >= n || member == sh.pd || member == qd {
             return None;
         }
-        let d0 = if qd == n - 1 { 0 } else { qd + 1 };
-        // Members from d0 up to `member`, wrapping, less P (and Q) when they lie on the way.
-        let dist = (member + n - d0) % n;
-        let skipped = [sh.pd, qd]
-            .iter()
-            .filter(|&&x| (x + n - d0) % n < dist)
-            .count();
-        Some(dist - skipped)
+        // All below `n` from here. md's walk starts at raid6_d0: the member after Q.
+        let d0 = self.wrap(qd + 1);
+        let pos = |x: usize| self.wrap(x + n - d0);
+        let dist = pos(member);
+        // Members from d0 up to `member`, wrapping, less P and Q when they lie on the way.
+        let skipped = [sh.pd, qd].iter().filter(|&&x| pos(x) < dist).count();
+        dist.checked_sub(skipped)
     }
 
     /// Maps an array sector: (stripe, data index, member, member sector).
