@@ -8,6 +8,7 @@ use kernel::{c_str, prelude::*};
 
 pub mod layout;
 pub mod parity;
+pub mod plan;
 pub mod raid;
 pub mod sys;
 

@@ -40,6 +40,12 @@ impl SysfsOps for ArrayAttrs {
         ro(c_str!("array_state")),
         ro(c_str!("degraded")),
         ro(c_str!("component_size")),
+        ro(c_str!("layout")),
+        Attr {
+            name: c_str!("stripe_cache_size"),
+            read: true,
+            write: true,
+        },
     ];
 
     fn lock_class() -> &'static LockKey {
@@ -55,12 +61,48 @@ impl SysfsOps for ArrayAttrs {
             2 => emit(out, format_args!("{}\n", a.members().len())),
             3 => emit(out, format_args!("{}\n", a.array_state())),
             4 => emit(out, format_args!("{}\n", a.degraded())),
-            _ => emit(out, format_args!("{}\n", a.level().member_sectors() / 2)),
+            5 => emit(out, format_args!("{}\n", a.level().member_sectors() / 2)),
+            6 => emit(out, format_args!("{}\n", a.level().layout())),
+            // md has no stripe cache file on other levels; rraid shows 0 there.
+            _ => emit(
+                out,
+                format_args!("{}\n", a.stripes().map_or(0, |s| s.cache_size())),
+            ),
         }
     }
 
-    fn store(&self, _idx: usize, _input: &[u8]) -> Result {
-        Err(EINVAL)
+    fn store(&self, idx: usize, input: &[u8]) -> Result {
+        let name = self.array.name();
+        if idx != 7 {
+            return Err(EINVAL);
+        }
+        let Some(st) = self.array.stripes() else {
+            pr_err!(
+                "{}: stripe_cache_size: only RAID 4/5/6 have a stripe cache\n",
+                name
+            );
+            return Err(EINVAL);
+        };
+        let v = text(input).map_err(|e| {
+            pr_err!("{}: stripe_cache_size: {}\n", name, e.why);
+            e.code
+        })?;
+        let size = v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (super::stripe::CACHE_MIN..=super::stripe::CACHE_MAX).contains(n));
+        let Some(size) = size else {
+            pr_err!(
+                "{}: stripe_cache_size must be a number from {} to {}\n",
+                name,
+                super::stripe::CACHE_MIN,
+                super::stripe::CACHE_MAX
+            );
+            return Err(EINVAL);
+        };
+        st.set_cache_size(size).inspect_err(|e| {
+            pr_err!("{}: stripe_cache_size {}: failed ({:?})\n", name, size, e);
+        })
     }
 }
 

@@ -2,7 +2,9 @@
 
 use super::attrs::{ArrayAttrs, MemberAttrs};
 use super::parse::{self, CreateSpec, CtlError, LevelKind};
+use super::stripe::Stripes;
 use super::{Array, ArrayName, Level, Member};
+use crate::layout::raid5::{Algorithm, Raid5};
 use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
 use crate::sys::disk::{Disk, Limits};
 use crate::sys::member::{Holder, MemberDev};
@@ -108,6 +110,17 @@ impl Control {
                 GFP_KERNEL,
             )?;
         }
+        if let Some(kib) = spec.size_kib {
+            // md's `component_size`: the same KiB of every member, which must hold it.
+            let want = kib.checked_mul(2).unwrap_or(u64::MAX);
+            for (slot, size) in sizes.iter_mut().take(members.len()).enumerate() {
+                if *size < want {
+                    let name = spec.paths.get(slot).copied().unwrap_or("?");
+                    return Err(CtlError::new(EINVAL, "create: size= exceeds member", name));
+                }
+                *size = want;
+            }
+        }
         let level = spec.geometry(&sizes[..members.len()])?;
         let mut lim = Limits::stacking();
         let cname = CString::try_from_fmt(fmt!("{}", spec.name_str()))?;
@@ -136,9 +149,33 @@ impl Control {
                 lim.set_io_min(lim.logical_block_size());
                 lim.set_io_opt(0);
             }
+            Level::Raid5(g) => {
+                // As md's RAID 4/5/6: no discard (md offers it only when told members read back
+                // zeroes), no write-zeroes, and partial stripes flagged as costly.
+                let chunk = (g.chunk_sectors() << 9) as u32;
+                lim.set_io_min(chunk);
+                lim.set_io_opt(chunk.saturating_mul(g.data() as u32));
+                lim.disable_discard();
+                lim.disable_write_zeroes();
+                lim.set_partial_stripes_expensive();
+            }
         }
+        let stripes = match level {
+            Level::Raid5(g) => Some(Stripes::new(g, self.wq).map_err(|e| {
+                CtlError::new(e, "create: no memory for the stripe cache", spec.name_str())
+            })?),
+            _ => None,
+        };
         let nmembers = members.len();
-        let array = Array::new(spec.name, level, members, spec.assume_clean, holder, module)?;
+        let array = Array::new(
+            spec.name,
+            level,
+            members,
+            spec.assume_clean,
+            stripes,
+            holder,
+            module,
+        )?;
         let mut disk = Disk::add(
             spec.name_str(),
             lim,
@@ -222,6 +259,15 @@ impl<'a> CreateSpec<'a> {
         let geo = match self.level {
             LevelKind::Raid0 => Raid0::new(sizes, self.chunk_sectors, 0).map(Level::Raid0),
             LevelKind::Raid1 => Raid1::new(sizes, 0).map(Level::Raid1),
+            LevelKind::Parity(l) => Raid5::new(
+                l,
+                self.layout.unwrap_or(Algorithm::LeftSymmetric),
+                sizes,
+                self.chunk_sectors,
+                None,
+                0,
+            )
+            .map(Level::Raid5),
         };
         geo.map_err(|e| match e {
             GeometryError::MemberTooSmall => CtlError::new(
@@ -229,7 +275,11 @@ impl<'a> CreateSpec<'a> {
                 "create: a member is smaller than one chunk",
                 self.name_str(),
             ),
-            GeometryError::MemberCount => CtlError::new(EINVAL, "create: member count", ""),
+            GeometryError::MemberCount => CtlError::new(
+                EINVAL,
+                "create: member count (RAID 0/1/4/5: at least 2, RAID 6: at least 4, at most 64)",
+                self.name_str(),
+            ),
             GeometryError::Chunk => CtlError::new(EINVAL, "create: bad chunk", ""),
         })
     }

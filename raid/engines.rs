@@ -5,7 +5,7 @@
 //! each operation. The files `xor`, `gen`, `rmw` and `recov` list the usable implementations
 //! with the chosen one in brackets (as `queue/scheduler` does); writing a name forces it.
 
-use crate::parity::{self, CpuFeatures, Impl, Op, Outcome, IMPLS};
+use crate::parity::{self, CpuFeatures, Engine, Impl, Op, Outcome, IMPLS};
 use crate::sys::fpu::{cpu_features, now_ns, KernelFpu};
 use crate::sys::sysfs::{Attr, Buf, SysfsOps};
 use crate::sys::LockKey;
@@ -16,13 +16,40 @@ use kernel::{c_str, prelude::*};
 /// Benchmark time per implementation and operation.
 const BENCH_NS: u64 = 2_000_000;
 
-/// The chosen implementation of each operation.
+/// Index into `IMPLS` of the implementation serving each `Op::ALL` entry; the scalar
+/// reference (last) until the selection at load. Module-wide, as lib/raid6's `raid6_call`: the
+/// arrays' stripe engines read it for every stripe.
+static CHOSEN: [AtomicUsize; 4] = [const { AtomicUsize::new(usize::MAX) }; 4];
+
+/// The implementation serving `op` now, checked against the CPU.
+pub fn engine(op: Op) -> Engine {
+    let k = Op::ALL.iter().position(|&o| o == op).unwrap_or(0);
+    let i = CHOSEN
+        .get(k)
+        .map_or(usize::MAX, |c| c.load(Ordering::Relaxed));
+    IMPLS
+        .get(i)
+        .and_then(|imp| Engine::new(imp, &cpu_features()).ok())
+        .unwrap_or_else(Engine::scalar)
+}
+
+/// The engines a stripe uses, one per operation.
+pub fn stripe_engines() -> crate::plan::Engines {
+    crate::plan::Engines {
+        xor: engine(Op::Xor),
+        gen: engine(Op::Gen),
+        rmw: engine(Op::Rmw),
+        recov: engine(Op::Recov),
+    }
+}
+
+/// The selection at load and its sysfs directory.
 pub struct Engines {
     cpu: CpuFeatures,
     /// Bit `i`: `IMPLS[i]` is valid here and passed its self-test.
     usable: u64,
-    /// Index into `IMPLS`, per `Op::ALL` entry.
-    chosen: [AtomicUsize; 4],
+    /// `CHOSEN`, which this value owns while the module is loaded.
+    chosen: &'static [AtomicUsize; 4],
 }
 
 fn index_of(imp: &'static Impl) -> usize {
@@ -38,7 +65,7 @@ impl Engines {
         let cpu = cpu_features();
         let mut scratch = KVec::from_elem(0u8, parity::SCRATCH_BYTES, GFP_KERNEL)?;
         let mut usable = 0u64;
-        let chosen = [const { AtomicUsize::new(0) }; 4];
+        let chosen = &CHOSEN;
         for (k, op) in Op::ALL.iter().enumerate() {
             let mut report = |imp: &'static Impl, outcome: Outcome| {
                 let i = index_of(imp);
@@ -81,15 +108,6 @@ impl Engines {
             usable,
             chosen,
         })
-    }
-
-    /// The implementation serving `op`.
-    pub fn get(&self, op: Op) -> &'static Impl {
-        let k = Op::ALL.iter().position(|&o| o == op).unwrap_or(0);
-        IMPLS
-            .get(self.chosen[k].load(Ordering::Relaxed))
-            .copied()
-            .unwrap_or(&parity::SCALAR)
     }
 }
 

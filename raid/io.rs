@@ -11,7 +11,7 @@
 use super::{Array, Level};
 use crate::sys::bio::{Bio, BioCtx};
 use crate::sys::disk::{defer, DeferredBio, DiskOps};
-use crate::sys::request::{InflightRequest, RqBio};
+use crate::sys::request::{InflightRequest, RequestChain, RqBio};
 use crate::sys::{BlkStatus, RangeOp, ReqOp};
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::ArcBorrow};
@@ -165,7 +165,7 @@ impl Array {
     }
 
     /// Maps one request onto the members.
-    fn map_request(&self, rq: &InflightRequest<Array>) -> Result<(), BlkStatus> {
+    pub(super) fn map_request(&self, rq: &InflightRequest<Array>) -> Result<(), BlkStatus> {
         match rq.op() {
             ReqOp::Read | ReqOp::Write => {
                 let write = rq.op() == ReqOp::Write;
@@ -197,6 +197,8 @@ impl Array {
                                 self.send_clone(&src, Kind::Read, m, sector, 0, len, 1 << m)?;
                             }
                         }
+                        // Mapped through the stripe cache (`raid5.rs`).
+                        Level::Raid5(_) => return Err(BlkStatus::IOERR),
                     }
                 }
                 Ok(())
@@ -261,6 +263,7 @@ impl Array {
                     self.send_range(rq, op, m, g.map(start), len)?;
                 }
             }
+            Level::Raid5(_) => return Err(BlkStatus::NOTSUPP),
         }
         Ok(())
     }
@@ -329,8 +332,9 @@ impl Array {
                 }
             }
             let mirror = matches!(array.level, Level::Raid1(_));
+            let parity = matches!(array.level, Level::Raid5(_));
             match p.kind {
-                Kind::Read if mirror => true,
+                Kind::Read if mirror || parity => true,
                 Kind::Write if mirror && status.is_media_error() => {
                     // The write stands if another in-sync member has it: fail this member.
                     if array.fail_member(p.member).is_err() {
@@ -346,7 +350,7 @@ impl Array {
                         name,
                         status
                     );
-                    if !mirror {
+                    if !mirror && !parity {
                         rq.set_error(status);
                     }
                     false
@@ -372,10 +376,30 @@ impl DiskOps for Array {
         }
     }
 
+    fn handle_round(mut rqs: RequestChain<Self>, more: &mut dyn FnMut() -> RequestChain<Self>) {
+        let Some(first) = rqs.next() else {
+            return;
+        };
+        let array = first.data();
+        match array.stripes() {
+            Some(st) => array.handle_round5(st, &first, rqs, more),
+            None => {
+                Self::handle(first.clone());
+                for rq in rqs {
+                    Self::handle(rq);
+                }
+            }
+        }
+    }
+
     fn handle_deferred(bio: Bio<Piece>) {
         // Put the bio first; the piece keeps the request, and so the array, alive.
         let piece = bio.into_ctx();
-        piece.request().data().retry_read(&piece);
+        let array = piece.request().data();
+        match array.stripes() {
+            Some(st) => array.retry_read5(st, &piece),
+            None => array.retry_read(&piece),
+        }
     }
 
     fn open(this: ArcBorrow<'_, Self>) -> Result {

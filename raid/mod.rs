@@ -9,9 +9,11 @@ pub mod control;
 pub mod engines;
 pub mod io;
 pub mod parse;
+pub mod raid5;
 pub mod repair;
+pub mod stripe;
 
-use crate::layout::{raid0::Raid0, raid1::Raid1};
+use crate::layout::{raid0::Raid0, raid1::Raid1, raid5::Raid5};
 use crate::sys::bio::BioSet;
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
@@ -56,6 +58,8 @@ pub enum Level {
     Raid0(Raid0),
     /// Mirroring.
     Raid1(Raid1),
+    /// Striping with parity: RAID 4, 5 or 6.
+    Raid5(Raid5),
 }
 
 impl Level {
@@ -64,6 +68,11 @@ impl Level {
         match self {
             Self::Raid0(_) => "raid0",
             Self::Raid1(_) => "raid1",
+            Self::Raid5(g) => match g.level() {
+                4 => "raid4",
+                5 => "raid5",
+                _ => "raid6",
+            },
         }
     }
 
@@ -72,6 +81,7 @@ impl Level {
         match self {
             Self::Raid0(g) => g.array_sectors(),
             Self::Raid1(g) => g.array_sectors(),
+            Self::Raid5(g) => g.array_sectors(),
         }
     }
 
@@ -80,6 +90,7 @@ impl Level {
         match self {
             Self::Raid0(g) => g.member_sectors(),
             Self::Raid1(g) => g.member_sectors(),
+            Self::Raid5(g) => g.member_sectors(),
         }
     }
 
@@ -88,6 +99,15 @@ impl Level {
         match self {
             Self::Raid0(g) => g.chunk_sectors(),
             Self::Raid1(_) => 0,
+            Self::Raid5(g) => g.chunk_sectors(),
+        }
+    }
+
+    /// md's layout number (`layout`); 0 where md has none.
+    pub fn layout(&self) -> u32 {
+        match self {
+            Self::Raid5(g) => g.algorithm().number(),
+            _ => 0,
         }
     }
 
@@ -96,6 +116,7 @@ impl Level {
         match self {
             Self::Raid0(_) => 0,
             Self::Raid1(_) => members - 1,
+            Self::Raid5(g) => g.parity(),
         }
     }
 }
@@ -140,6 +161,8 @@ pub struct Array {
     repair_page: Mutex<Page>,
     #[pin]
     open: Mutex<OpenState>,
+    /// The stripe cache (RAID 4/5/6).
+    stripes: Option<Pin<KBox<stripe::Stripes>>>,
     // Dropped after `members`, which it claims.
     _holder: Holder,
     _module: ModuleRef,
@@ -154,6 +177,7 @@ impl Array {
         level: Level,
         members: KVec<Member>,
         assume_clean: bool,
+        stripes: Option<Pin<KBox<stripe::Stripes>>>,
         holder: Holder,
         module: ModuleRef,
     ) -> Result<Arc<Self>> {
@@ -172,9 +196,10 @@ impl Array {
                 broken: AtomicBool::new(false),
                 assume_clean,
                 writes: AtomicU32::new(0),
-                bioset <- BioSet::new(BIOSET_POOL),
+                bioset <- BioSet::new(BIOSET_POOL, false),
                 repair_page <- new_mutex!(page, "rraid::repair_page"),
                 open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),
+                stripes,
                 _holder: holder,
                 _module: module,
             }),
@@ -202,6 +227,35 @@ impl Array {
         self.in_sync.load(Ordering::Acquire)
     }
 
+    /// The set of faulty or missing members.
+    pub fn failed_set(&self) -> u64 {
+        let all = if self.members.len() >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.members.len()) - 1
+        };
+        all & !self.in_sync()
+    }
+
+    /// The stripe cache, on RAID 4/5/6.
+    pub fn stripes(&self) -> Option<&stripe::Stripes> {
+        self.stripes.as_deref()
+    }
+
+    /// Whether the array lost more than it tolerates.
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Acquire)
+    }
+
+    /// Counts an I/O error on member `slot` (md's `errors`), logging the first.
+    pub(super) fn count_error(&self, slot: usize) {
+        if let Some(m) = self.members.get(slot) {
+            if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                pr_err!("{}: I/O error on member {}\n", self.name(), m.dev.name());
+            }
+        }
+    }
+
     /// Count of faulty or missing members (md's `degraded`).
     pub fn degraded(&self) -> usize {
         self.members.len() - self.in_sync().count_ones() as usize
@@ -223,28 +277,31 @@ impl Array {
     /// Marks member `slot` faulty.
     ///
     /// Refused with `EBUSY` when the array would lose data: any RAID0 member, or the last
-    /// in-sync RAID1 member, as md refuses. Returns whether the member was in sync before.
+    /// in-sync RAID1 member, as md refuses. On RAID 4/5/6 the member is failed even then, as
+    /// md 6.12 does, and the array is broken; the answer is still `EBUSY`. Returns whether the
+    /// member was in sync before.
     pub fn fail_member(&self, slot: usize) -> Result<bool> {
         let bit = 1u64 << slot;
+        let parity = matches!(self.level, Level::Raid5(_));
         let mut cur = self.in_sync.load(Ordering::Acquire);
-        loop {
+        let past = loop {
             if cur & bit == 0 {
                 return Ok(false);
             }
             let left = cur & !bit;
-            if (self.members.len() - left.count_ones() as usize)
-                > self.level.redundancy(self.members.len())
-            {
+            let past = (self.members.len() - left.count_ones() as usize)
+                > self.level.redundancy(self.members.len());
+            if past && !parity {
                 return Err(EBUSY);
             }
             match self
                 .in_sync
                 .compare_exchange(cur, left, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => break,
+                Ok(_) => break past,
                 Err(now) => cur = now,
             }
-        }
+        };
         let name = self.members.get(slot).map_or("?", |m| m.dev.name());
         pr_warn!(
             "{}: member {} marked faulty, {} of {} in sync\n",
@@ -253,14 +310,18 @@ impl Array {
             self.members.len() - self.degraded(),
             self.members.len()
         );
+        if past {
+            self.set_broken();
+            return Err(EBUSY);
+        }
         Ok(true)
     }
 
-    /// Marks the array broken after losing I/O it could not place elsewhere.
-    fn set_broken(&self) {
+    /// Marks the array broken: it lost more than it tolerates, or a write reached no member.
+    pub(super) fn set_broken(&self) {
         if !self.broken.swap(true, Ordering::AcqRel) {
             pr_err!(
-                "{}: array broken: a write reached no in-sync member\n",
+                "{}: array broken: more members lost than it tolerates\n",
                 self.name()
             );
         }

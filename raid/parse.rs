@@ -2,6 +2,7 @@
 
 use super::ArrayName;
 use crate::layout::check_chunk;
+use crate::layout::raid5::Algorithm;
 use kernel::prelude::*;
 
 /// A refused control write: the error code and one line for dmesg.
@@ -42,6 +43,8 @@ pub enum LevelKind {
     Raid0,
     /// RAID 1.
     Raid1,
+    /// RAID 4, 5 or 6.
+    Parity(u8),
 }
 
 /// md's default chunk: 512 KiB.
@@ -59,8 +62,12 @@ pub struct CreateSpec<'a> {
     pub level: LevelKind,
     /// Chunk in sectors (ignored for RAID1).
     pub chunk_sectors: u64,
-    /// Members declared identical.
+    /// Members declared identical (RAID 1) or parity declared right (RAID 4/5/6).
     pub assume_clean: bool,
+    /// md's layout (RAID 4/5/6).
+    pub layout: Option<Algorithm>,
+    /// KiB used on each member (md's `component_size`).
+    pub size_kib: Option<u64>,
     /// Member device paths, in slot order.
     pub paths: KVec<&'a str>,
 }
@@ -94,7 +101,38 @@ fn parse_chunk(v: &str) -> Option<u64> {
     Some(sectors)
 }
 
-/// Parses `NAME [level=L] [chunk=C] [assume-clean] DEVICE...`.
+/// Parses a size in KiB, with an optional suffix `K`, `M` or `G` (as mdadm's `--size`).
+fn parse_size(v: &str) -> Option<u64> {
+    let (num, mult) = match v.as_bytes().last()? {
+        b'K' | b'k' => (&v[..v.len() - 1], 1u64),
+        b'M' | b'm' => (&v[..v.len() - 1], 1024),
+        b'G' | b'g' => (&v[..v.len() - 1], 1024 * 1024),
+        _ => (v, 1),
+    };
+    if num.is_empty() || num.len() > 12 || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let kib = num.parse::<u64>().ok()?.checked_mul(mult)?;
+    (kib > 0).then_some(kib)
+}
+
+/// Parses `layout=`: mdadm's names and short aliases, or md's number, of layouts 0-5.
+fn parse_layout(v: &str) -> Result<Algorithm, &'static str> {
+    if let Some(a) = Algorithm::parse(v) {
+        return Ok(a);
+    }
+    if let Ok(n) = v.parse::<u32>() {
+        return Algorithm::from_number(n).ok_or(
+            "create: layout not supported: only md's layouts 0-5 (no DDF, no RAID 6 '-6' layouts)",
+        );
+    }
+    if v.starts_with("ddf") || v.ends_with("-6") {
+        return Err("create: layout not supported: md's DDF and RAID 6 '-6' layouts are not");
+    }
+    Err("create: unknown layout")
+}
+
+/// Parses `NAME [level=L] [layout=A] [chunk=C] [size=S] [assume-clean] DEVICE...`.
 pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let s = text(input)?;
     let mut words = s.split_ascii_whitespace();
@@ -109,6 +147,8 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let mut level = None;
     let mut chunk = None;
     let mut assume_clean = false;
+    let mut layout = None;
+    let mut size_kib = None;
     let mut paths = KVec::new();
     for w in words {
         if let Some(v) = w.strip_prefix("level=") {
@@ -118,8 +158,25 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
             level = Some(match v {
                 "0" | "raid0" => LevelKind::Raid0,
                 "1" | "raid1" => LevelKind::Raid1,
+                "4" | "raid4" => LevelKind::Parity(4),
+                "5" | "raid5" => LevelKind::Parity(5),
+                "6" | "raid6" => LevelKind::Parity(6),
                 _ => return Err(CtlError::new(EINVAL, "create: unknown level", v)),
             });
+        } else if let Some(v) = w.strip_prefix("layout=") {
+            if layout.is_some() {
+                return Err(CtlError::new(EINVAL, "create: layout given twice", w));
+            }
+            layout = Some(parse_layout(v).map_err(|why| CtlError::new(EINVAL, why, v))?);
+        } else if let Some(v) = w.strip_prefix("size=") {
+            if size_kib.is_some() {
+                return Err(CtlError::new(EINVAL, "create: size given twice", w));
+            }
+            size_kib = Some(parse_size(v).ok_or(CtlError::new(
+                EINVAL,
+                "create: size must be a positive number of KiB, with optional suffix K, M or G",
+                v,
+            ))?);
         } else if let Some(v) = w.strip_prefix("chunk=") {
             if chunk.is_some() {
                 return Err(CtlError::new(EINVAL, "create: chunk given twice", w));
@@ -144,6 +201,30 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         }
     }
     let level = level.ok_or(CtlError::new(EINVAL, "create: no level= given", first))?;
+    match (level, layout) {
+        (LevelKind::Parity(4), Some(a)) if a != Algorithm::ParityLast => {
+            return Err(CtlError::new(
+                EINVAL,
+                "create: raid4 keeps parity on the last member (layout=parity-last)",
+                a.name(),
+            ));
+        }
+        (LevelKind::Raid0 | LevelKind::Raid1, Some(a)) => {
+            return Err(CtlError::new(
+                EINVAL,
+                "create: layout= is for RAID 4/5/6",
+                a.name(),
+            ));
+        }
+        (LevelKind::Parity(_), _) if !assume_clean => {
+            return Err(CtlError::new(
+                EINVAL,
+                "create: RAID 4/5/6 needs assume-clean: there is no initial resync yet, so parity would be garbage",
+                first,
+            ));
+        }
+        _ => {}
+    }
     if paths.len() < 2 {
         return Err(CtlError::new(
             EINVAL,
@@ -157,6 +238,8 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         level,
         chunk_sectors: chunk.unwrap_or(DEFAULT_CHUNK_SECTORS),
         assume_clean,
+        layout,
+        size_kib,
         paths,
     })
 }

@@ -49,7 +49,10 @@ impl<C: BioCtx> BioSet<C> {
     /// With the reserve, allocations with `GFP_NOIO` never fail: they wait for member bios in
     /// flight to come back. No rescuer: member bios are allocated on rraid's workers, never
     /// inside `submit_bio` where earlier bios could wait on `current->bio_list`.
-    pub fn new(pool_size: u32) -> impl PinInit<Self, Error> {
+    ///
+    /// `vecs`: the bios carry pages of their own ([`BioSet::pages`]), so the set keeps a pool
+    /// of vec tables too (`BIOSET_NEED_BVECS`).
+    pub fn new(pool_size: u32, vecs: bool) -> impl PinInit<Self, Error> {
         // Contexts sit at a 16-aligned distance in front of slab-aligned bios.
         build_assert!(align_of::<C>() <= 16);
         try_pin_init!(Self {
@@ -61,7 +64,13 @@ impl<C: BioCtx> BioSet<C> {
         .pin_chain(move |this| {
             // SAFETY: `this.bs` is pinned memory for a `bio_set`; `bioset_init` initialises it.
             to_result(unsafe {
-                bindings::bioset_init(this.bs.get(), pool_size, front_pad::<C>() as u32, 0)
+                let flags = if vecs { bindings::BIOSET_NEED_BVECS } else { 0 };
+                bindings::bioset_init(
+                    this.bs.get(),
+                    pool_size,
+                    front_pad::<C>() as u32,
+                    flags as i32,
+                )
             })
         })
     }
@@ -151,9 +160,8 @@ impl<C: BioCtx> BioSet<C> {
             return Err(EINVAL);
         }
         // SAFETY: `self.bs` is initialised; with GFP_NOIO the mempool waits rather than fail.
-        let raw = unsafe {
-            bindings::bio_alloc_bioset(member.bdev(), nr, op, GFP_NOIO, self.bs.get())
-        };
+        let raw =
+            unsafe { bindings::bio_alloc_bioset(member.bdev(), nr, op, GFP_NOIO, self.bs.get()) };
         let bio = self.adopt(raw, ctx)?;
         let b = bio.bio.as_ptr();
         // SAFETY: `b` is our fresh bio with room for `nr` vecs; each page is a live page the

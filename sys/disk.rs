@@ -19,7 +19,7 @@
 
 use super::bio::{Bio, BioCtx, BioStack};
 use super::member::{MemberDev, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE};
-use super::request::{InflightRequest, RequestList, RqPdu};
+use super::request::{InflightRequest, RequestChain, RequestList, RqPdu};
 use super::sysfs::Parent;
 use super::workqueue::QueueRef;
 use core::marker::PhantomData;
@@ -40,6 +40,9 @@ pub(crate) const BLK_FEAT_ZONED: u32 = 1 << 10;
 /// Lockdep name of the hardware queues' work items.
 const WORK_NAME: &CStr = kernel::c_str!("rraid::hw_work");
 
+/// `BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE` (a cast macro bindgen does not translate).
+const BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE: u32 = 1 << 15;
+
 /// What a disk's owner does for it.
 pub trait DiskOps: Send + Sync + Sized + 'static {
     /// Context of the member bios that completions hand back to the worker with [`defer`].
@@ -48,6 +51,15 @@ pub trait DiskOps: Send + Sync + Sized + 'static {
     /// plug. The request completes when its last reference is dropped, which may be long
     /// after this returns.
     fn handle(rq: InflightRequest<Self>);
+    /// Handles the requests one worker round took, in arrival order; `more` takes what was
+    /// parked since (empty when nothing was). A level that gathers requests (the stripe cache)
+    /// sees a round whole; the default hands each request to [`DiskOps::handle`].
+    fn handle_round(rqs: RequestChain<Self>, more: &mut dyn FnMut() -> RequestChain<Self>) {
+        let _ = more;
+        for rq in rqs {
+            Self::handle(rq);
+        }
+    }
     /// Handles a member bio passed to [`defer`], on the worker of its request.
     fn handle_deferred(bio: Bio<Self::Deferred>);
     /// Someone opens the disk.
@@ -122,6 +134,12 @@ impl Limits {
     /// Switches write-zeroes off.
     pub fn disable_write_zeroes(&mut self) {
         self.0.max_write_zeroes_sectors = 0;
+    }
+
+    /// Tells the page cache and file systems that writes of less than a stripe cost extra
+    /// reads (md's RAID 4/5/6 flag).
+    pub fn set_partial_stripes_expensive(&mut self) {
+        self.0.features |= BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE;
     }
 
     /// Switches discard off (stacking offers it when any member has it).
@@ -244,9 +262,7 @@ unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
         for bio in bios {
             T::handle_deferred(bio);
         }
-        for rq in rqs {
-            T::handle(rq);
-        }
+        T::handle_round(rqs, &mut || hq.rqs.take_all());
         // SAFETY: Started above on this task.
         unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
     }

@@ -32,7 +32,11 @@ unsafe impl Sync for PageBuf {}
 impl PageBuf {
     /// Allocates a page; `GFP_KERNEL` at setup, `GFP_NOIO` on the I/O path.
     pub fn new(io_path: bool) -> Result<Self> {
-        let gfp = if io_path { GFP_NOIO } else { bindings::GFP_KERNEL };
+        let gfp = if io_path {
+            GFP_NOIO
+        } else {
+            bindings::GFP_KERNEL
+        };
         // SAFETY: Order 0 allocation with valid flags.
         let page = NonNull::new(unsafe { bindings::alloc_pages(gfp, 0) }).ok_or(ENOMEM)?;
         // SAFETY: Without highmem `kmap_local_page` is `page_address`: it maps nothing, keeps

@@ -14,8 +14,8 @@ use super::{BlkStatus, ReqOp, REQ_FUA};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering};
-use kernel::{bindings, sync::Arc, sync::ArcBorrow, types::ForeignOwnable};
 use kernel::page::PAGE_SIZE;
+use kernel::{bindings, sync::Arc, sync::ArcBorrow, types::ForeignOwnable};
 
 // `bv_page + n` names the n-th page of a multi-page bvec only with a virtually contiguous
 // memmap.

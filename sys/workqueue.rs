@@ -8,7 +8,7 @@
 //! waits for any work still returning into module text.
 
 use core::ptr::NonNull;
-use kernel::{bindings, c_str, prelude::*};
+use kernel::{bindings, c_str, prelude::*, types::Opaque};
 
 /// The module's workqueue.
 ///
@@ -86,4 +86,62 @@ impl QueueRef {
         // this borrow.
         unsafe { kernel::workqueue::Queue::from_raw(self.wq.as_ptr()) }
     }
+}
+
+/// A value run once on the module's workqueue, by [`spawn`].
+pub trait Job: Send + Sized + 'static {
+    /// Runs the job, in task context on a worker.
+    fn run(self);
+}
+
+/// A job and its work item, in one allocation.
+#[repr(C)]
+struct JobBox<T: Job> {
+    // First, so that the work pointer is the box pointer.
+    work: Opaque<bindings::work_struct>,
+    job: T,
+}
+
+/// Lock class of the jobs' work items.
+static JOB_KEY: super::LockKey = super::LockKey::new();
+
+/// Queues `job` on `q`. Without memory for its work item the job comes back, for the caller
+/// to run in place.
+pub fn spawn<T: Job>(q: &QueueRef, job: T) -> Result<(), T> {
+    let Ok(slot) = KBox::<JobBox<T>>::new_uninit(GFP_KERNEL) else {
+        return Err(job);
+    };
+    let b = KBox::into_raw(slot).cast::<JobBox<T>>();
+    // SAFETY: `b` is a fresh allocation for a `JobBox<T>`: the job is written and the work item
+    // initialised before it is queued; the key and name are static. `job_fn::<T>` frees it.
+    unsafe {
+        (&raw mut (*b).job).write(job);
+        let work = (&raw mut (*b).work).cast::<bindings::work_struct>();
+        bindings::init_work_with_key(
+            work,
+            Some(job_fn::<T>),
+            false,
+            kernel::c_str!("rraid::job").as_char_ptr(),
+            JOB_KEY.as_ptr(),
+        );
+        bindings::queue_work_on(
+            bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
+            q.raw(),
+            work,
+        );
+    }
+    Ok(())
+}
+
+/// The work function of a [`spawn`]ed job.
+///
+/// # Safety
+///
+/// Called once by the workqueue for the work item of a `JobBox<T>` queued by `spawn`.
+unsafe extern "C" fn job_fn<T: Job>(work: *mut bindings::work_struct) {
+    // SAFETY: `work` is the first field of a `#[repr(C)]` `JobBox<T>` from `KBox::into_raw`,
+    // queued once; the workqueue no longer touches the item once this function runs.
+    let b = unsafe { KBox::from_raw(work.cast::<JobBox<T>>()) };
+    let JobBox { work: _, job } = KBox::into_inner(b);
+    job.run();
 }

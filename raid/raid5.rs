@@ -1,0 +1,138 @@
+//! RAID 4/5/6 requests.
+//!
+//! Reads of blocks on members in sync go straight to the member, as md's aligned reads do: a
+//! clone of the request's bio, no copy. Writes, and reads of a failed member's blocks, go
+//! through the stripe cache ([`super::stripe`]), which orders them per window. A read that
+//! fails on its member comes back through the worker and is rebuilt from the rest of the
+//! stripe there, and the member is repaired.
+
+use super::io::{Kind, Origin, Piece};
+use super::stripe::{Batch, Stripes};
+use super::Array;
+use crate::sys::disk::DeferredBio;
+use crate::sys::request::{InflightRequest, RequestChain, RqBio};
+use crate::sys::{BlkStatus, ReqOp};
+
+/// Extra looks at the request list for requests that complete a partly written stripe.
+const GATHER_LOOKS: usize = 3;
+
+impl Array {
+    /// One worker round on a RAID 4/5/6 array: `first`, then `rest`, then whatever `more`
+    /// brings while some write would still need reads, all gathered by window.
+    pub(super) fn handle_round5(
+        &self,
+        st: &Stripes,
+        first: &InflightRequest<Array>,
+        rest: RequestChain<Array>,
+        more: &mut dyn FnMut() -> RequestChain<Array>,
+    ) {
+        let mut batch = Batch::new();
+        self.map5_or_fail(st, first, &mut batch);
+        for rq in rest {
+            self.map5_or_fail(st, &rq, &mut batch);
+        }
+        for _ in 0..GATHER_LOOKS {
+            if !batch.has_partial_writes(st) {
+                break;
+            }
+            let later = more();
+            if later.is_empty() {
+                break;
+            }
+            for rq in later {
+                self.map5_or_fail(st, &rq, &mut batch);
+            }
+        }
+        batch.dispatch(st);
+    }
+
+    fn map5_or_fail(&self, st: &Stripes, rq: &InflightRequest<Array>, batch: &mut Batch) {
+        if let Err(status) = self.map5(st, rq, batch) {
+            rq.set_error(status);
+        }
+    }
+
+    fn map5(
+        &self,
+        st: &Stripes,
+        rq: &InflightRequest<Array>,
+        batch: &mut Batch,
+    ) -> Result<(), BlkStatus> {
+        match rq.op() {
+            ReqOp::Read | ReqOp::Write => {
+                if self.is_broken() {
+                    return Err(BlkStatus::IOERR);
+                }
+                let write = rq.op() == ReqOp::Write;
+                for src in rq.bios() {
+                    self.map_bio5(st, &src, write, batch)?;
+                }
+                Ok(())
+            }
+            ReqOp::Flush => self.map_request(rq),
+            // Discard and write-zeroes are not offered (see `control`).
+            _ => Err(BlkStatus::NOTSUPP),
+        }
+    }
+
+    fn map_bio5(
+        &self,
+        st: &Stripes,
+        src: &RqBio<Array>,
+        write: bool,
+        batch: &mut Batch,
+    ) -> Result<(), BlkStatus> {
+        let geo = st.geo();
+        let chunk = geo.chunk_sectors();
+        let end = src.sector() + src.sectors();
+        let mut s = src.sector();
+        let mut skip = 0;
+        while s < end {
+            let loc = geo.map(s);
+            let off = s & (chunk - 1);
+            let n = (end - s).min(chunk - off);
+            if !write && self.failed_set() & (1 << loc.member) == 0 {
+                self.send_clone(
+                    src,
+                    Kind::Read,
+                    loc.member,
+                    loc.member_sector,
+                    skip,
+                    n,
+                    1 << loc.member,
+                )?;
+            } else {
+                batch
+                    .add(st, src, !write, 0, loc.stripe, loc.member, off, skip, n)
+                    .map_err(|_| BlkStatus::IOERR)?;
+            }
+            s += n;
+            skip += n;
+        }
+        Ok(())
+    }
+
+    /// A direct read that failed on its member: rebuilt through the stripe cache, which also
+    /// repairs the member on a media error.
+    pub(super) fn retry_read5(&self, st: &Stripes, p: &Piece) {
+        let Origin::Bio(src) = &p.origin else {
+            p.request().set_error(BlkStatus::IOERR);
+            return;
+        };
+        if !p.status.is_media_error() && self.failed_set() & (1 << p.member) == 0 {
+            p.request().set_error(p.status);
+            return;
+        }
+        let geo = st.geo();
+        let loc = geo.map(src.sector() + p.offset);
+        let off = loc.member_sector - geo.stripe_start(loc.stripe);
+        let mut batch = Batch::new();
+        let bad = 1u64 << p.member;
+        match batch.add(
+            st, src, true, bad, loc.stripe, loc.member, off, p.offset, p.len,
+        ) {
+            Ok(()) => batch.dispatch(st),
+            Err(_) => p.request().set_error(BlkStatus::IOERR),
+        }
+    }
+}

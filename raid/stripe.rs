@@ -1,0 +1,755 @@
+//! The stripe cache of RAID 4/5/6: carries out what `plan/` decides.
+//!
+//! A stripe's chunk row is cut into *windows* of up to [`MAX_COLS`] columns of 4 KiB (md's
+//! stripe heads), 64 KiB per member. Each worker round gathers the pieces of all its requests
+//! by window ([`Batch`]), so adjacent writes that together cover a stripe become one
+//! full-stripe write. Each window's operation then takes a [`Slot`] of the cache, which also
+//! keeps any other operation off that window until it is done, and runs as a job of its own on
+//! the module's workqueue: it reads what the plan needs from the members, computes, writes and
+//! waits, in straight-line code. Different windows run in parallel on every CPU; there is no
+//! per-array thread.
+//!
+//! Reads from members in sync do not come here: they go straight to the member
+//! (`raid/raid5.rs`). Only reads of failed members' blocks, which are rebuilt, are ordered with
+//! the writes of their window here.
+
+use super::io::bits;
+use super::Array;
+use crate::layout::raid5::Raid5;
+use crate::plan::{self, Column, Set};
+use crate::sys::bio::BioSet;
+use crate::sys::fpu::KernelFpu;
+use crate::sys::member::MemberDev;
+use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
+use crate::sys::pageio::{PageCtx, PageIo};
+use crate::sys::request::RqBio;
+use crate::sys::workqueue::{spawn, Job, QueueRef};
+use crate::sys::{noio, BlkStatus};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    new_condvar, new_mutex,
+    prelude::*,
+    sync::{CondVar, Mutex},
+};
+
+/// Columns per window at most: 64 KiB per member.
+pub const MAX_COLS: usize = 16;
+/// Sectors per column (md's `STRIPE_SECTORS`).
+const COL_SECTORS: u64 = (PAGE_BYTES >> 9) as u64;
+/// `stripe_cache_size`: md's default and limits, in stripe heads (one page per member).
+pub const CACHE_DEFAULT: u32 = 256;
+/// The smallest `stripe_cache_size`.
+pub const CACHE_MIN: u32 = 17;
+/// The largest `stripe_cache_size`.
+pub const CACHE_MAX: u32 = 32768;
+/// Reserved page bios per array: one window's reads and writes on every member.
+const BIOSET_POOL: u32 = 128;
+/// Times an operation re-plans after member reads failed.
+const MAX_REPLANS: usize = 3;
+
+/// One window's pages on every member: page `m * cols + c` is column `c` of member `m`.
+pub struct Slot {
+    pages: KVec<PageBuf>,
+}
+
+impl Slot {
+    fn new(members: usize, cols: usize) -> Result<Self> {
+        let mut pages = KVec::with_capacity(members * cols, GFP_KERNEL)?;
+        for _ in 0..members * cols {
+            pages.push(PageBuf::new(false)?, GFP_KERNEL)?;
+        }
+        Ok(Self { pages })
+    }
+}
+
+/// The cache: free slots and the windows being worked on.
+///
+/// `slots[i]` is `None` while an operation holds a slot; `busy[i]` is a window in use or
+/// `IDLE`. Both vectors only grow, so that `push` never allocates under the lock.
+struct Pool {
+    slots: KVec<Option<Slot>>,
+    busy: KVec<u64>,
+    /// Slots in existence, held or free.
+    total: usize,
+    /// Slots wanted: held slots beyond it are freed when they come back.
+    target: usize,
+}
+
+const IDLE: u64 = u64::MAX;
+
+/// The stripe engine of one array.
+#[pin_data]
+pub struct Stripes {
+    geo: Raid5,
+    cols: usize,
+    wq: QueueRef,
+    /// md's `stripe_cache_size`.
+    cache_size: AtomicU32,
+    #[pin]
+    pool: Mutex<Pool>,
+    #[pin]
+    freed: CondVar,
+    /// Serialises resizes, which allocate outside the pool lock.
+    #[pin]
+    resize: Mutex<()>,
+    #[pin]
+    bioset: BioSet<PageCtx>,
+}
+
+impl Stripes {
+    /// A stripe engine for `geo`, with md's default cache size.
+    pub fn new(geo: Raid5, wq: QueueRef) -> Result<Pin<KBox<Self>>> {
+        let cols = ((geo.chunk_sectors() / COL_SECTORS) as usize).clamp(1, MAX_COLS);
+        let this = KBox::pin_init(
+            try_pin_init!(Self {
+                geo,
+                cols,
+                wq,
+                cache_size: AtomicU32::new(0),
+                pool <- new_mutex!(
+                    Pool {
+                        slots: KVec::new(),
+                        busy: KVec::new(),
+                        total: 0,
+                        target: 0,
+                    },
+                    "rraid::stripe_pool"
+                ),
+                freed <- new_condvar!("rraid::stripe_freed"),
+                resize <- new_mutex!((), "rraid::stripe_resize"),
+                bioset <- BioSet::new(BIOSET_POOL, true),
+            }),
+            GFP_KERNEL,
+        )?;
+        this.set_cache_size(CACHE_DEFAULT)?;
+        Ok(this)
+    }
+
+    /// The geometry.
+    pub fn geo(&self) -> &Raid5 {
+        &self.geo
+    }
+
+    /// Columns per window.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// md's `stripe_cache_size`.
+    pub fn cache_size(&self) -> u32 {
+        self.cache_size.load(Ordering::Relaxed)
+    }
+
+    /// Sets `stripe_cache_size`: `size` stripe heads of a page per member, held as slots of
+    /// `cols` heads, and never fewer than two slots.
+    pub fn set_cache_size(&self, size: u32) -> Result {
+        if !(CACHE_MIN..=CACHE_MAX).contains(&size) {
+            return Err(EINVAL);
+        }
+        let want = (size as usize / self.cols).max(2);
+        let _serial = self.resize.lock();
+        let have = self.pool.lock().total;
+        if want > have {
+            let mut fresh = KVec::with_capacity(want - have, GFP_KERNEL)?;
+            for _ in have..want {
+                fresh.push(Slot::new(self.geo.members(), self.cols)?, GFP_KERNEL)?;
+            }
+            let mut pool = self.pool.lock();
+            pool.slots.reserve(fresh.len(), GFP_KERNEL)?;
+            pool.busy.reserve(fresh.len(), GFP_KERNEL)?;
+            let added = fresh.len();
+            for s in fresh {
+                pool.slots.push(Some(s), GFP_KERNEL)?;
+                pool.busy.push(IDLE, GFP_KERNEL)?;
+            }
+            pool.total += added;
+            pool.target = want;
+        } else {
+            let mut pool = self.pool.lock();
+            pool.target = want;
+            let mut extra = pool.total.saturating_sub(want);
+            for s in pool.slots.iter_mut() {
+                if extra == 0 {
+                    break;
+                }
+                if s.take().is_some() {
+                    extra -= 1;
+                }
+            }
+            pool.total = want + extra;
+        }
+        self.cache_size.store(size, Ordering::Relaxed);
+        self.freed.notify_all();
+        Ok(())
+    }
+
+    /// Takes a slot for window `unit`, waiting while the window is in use or no slot is free.
+    fn acquire(&self, unit: u64) -> Slot {
+        let mut pool = self.pool.lock();
+        loop {
+            if !pool.busy.iter().any(|&u| u == unit) {
+                let free = pool.slots.iter().position(Option::is_some);
+                let idle = pool.busy.iter().position(|&u| u == IDLE);
+                if let (Some(f), Some(i)) = (free, idle) {
+                    if let (Some(slot), Some(b)) = (
+                        pool.slots.get_mut(f).and_then(Option::take),
+                        pool.busy.get_mut(i),
+                    ) {
+                        *b = unit;
+                        return slot;
+                    }
+                }
+            }
+            self.freed.wait(&mut pool);
+        }
+    }
+
+    /// Gives back the slot of window `unit`.
+    fn release(&self, unit: u64, slot: Slot) {
+        let mut pool = self.pool.lock();
+        if let Some(b) = pool.busy.iter_mut().find(|u| **u == unit) {
+            *b = IDLE;
+        }
+        if pool.total > pool.target {
+            pool.total -= 1;
+            drop(pool);
+            drop(slot);
+        } else if let Some(empty) = pool.slots.iter_mut().find(|s| s.is_none()) {
+            *empty = Some(slot);
+            drop(pool);
+        }
+        self.freed.notify_all();
+    }
+
+    /// The window a member sector range belongs to: `(unit, window, offset in window)`.
+    fn window(&self, stripe: u64, chunk_off: u64) -> (u64, usize, u64) {
+        let win_sectors = self.cols as u64 * COL_SECTORS;
+        let per_chunk = (self.geo.chunk_sectors() / win_sectors).max(1);
+        let win = chunk_off / win_sectors;
+        (
+            stripe * per_chunk + win,
+            win as usize,
+            chunk_off % win_sectors,
+        )
+    }
+
+    /// Window size in sectors.
+    pub fn window_sectors(&self) -> u64 {
+        self.cols as u64 * COL_SECTORS
+    }
+}
+
+/// A slice of a request's bio that lives in one window of one member.
+pub struct Piece {
+    src: RqBio<Array>,
+    /// Sectors into the bio.
+    skip: u64,
+    member: usize,
+    /// Sectors into the window.
+    off: u64,
+    len: u64,
+}
+
+impl Piece {
+    /// Bytes of column `c` this piece covers: `(page offset, bio offset, length)`.
+    fn in_column(&self, c: usize) -> Option<(usize, usize, usize)> {
+        let cs = c as u64 * COL_SECTORS;
+        let a = self.off.max(cs);
+        let b = (self.off + self.len).min(cs + COL_SECTORS);
+        (a < b).then(|| {
+            (
+                ((a - cs) << 9) as usize,
+                ((self.skip + a - self.off) << 9) as usize,
+                ((b - a) << 9) as usize,
+            )
+        })
+    }
+
+    /// The sectors of the window this piece covers, as a bit mask.
+    fn mask(&self) -> u128 {
+        let n = self.len.min(128) as u32;
+        let m = if n >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << n) - 1
+        };
+        m.checked_shl(self.off as u32).unwrap_or(0)
+    }
+}
+
+/// One window's operation.
+pub struct StripeOp {
+    unit: u64,
+    stripe: u64,
+    win: usize,
+    read: bool,
+    fua: bool,
+    /// Members whose blocks are to be rebuilt and rewritten after a read error there.
+    bad: Set,
+    pieces: KVec<Piece>,
+    slot: Option<Slot>,
+}
+
+/// The operations of one worker round.
+pub struct Batch {
+    ops: KVec<StripeOp>,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self { ops: KVec::new() }
+    }
+
+    /// Adds `len` sectors of `src` from sector `skip` on, which land at `chunk_off` in the
+    /// chunk of `member` in `stripe`, split by window.
+    #[expect(clippy::too_many_arguments)]
+    pub fn add(
+        &mut self,
+        st: &Stripes,
+        src: &RqBio<Array>,
+        read: bool,
+        bad: Set,
+        stripe: u64,
+        member: usize,
+        mut chunk_off: u64,
+        mut skip: u64,
+        mut len: u64,
+    ) -> Result {
+        let fua = !read && src.request().fua();
+        while len > 0 {
+            let (unit, win, off) = st.window(stripe, chunk_off);
+            let n = len.min(st.window_sectors() - off);
+            let piece = Piece {
+                src: src.clone_ref(),
+                skip,
+                member,
+                off,
+                len: n,
+            };
+            let found = self
+                .ops
+                .iter_mut()
+                .rev()
+                .take(64)
+                .find(|o| o.unit == unit && o.read == read && o.bad == bad);
+            match found {
+                Some(op) => {
+                    op.fua |= fua;
+                    op.pieces.push(piece, GFP_KERNEL)?;
+                }
+                None => {
+                    let mut pieces = KVec::new();
+                    pieces.push(piece, GFP_KERNEL)?;
+                    self.ops.push(
+                        StripeOp {
+                            unit,
+                            stripe,
+                            win,
+                            read,
+                            fua,
+                            bad,
+                            pieces,
+                            slot: None,
+                        },
+                        GFP_KERNEL,
+                    )?;
+                }
+            }
+            chunk_off += n;
+            skip += n;
+            len -= n;
+        }
+        Ok(())
+    }
+
+    /// Whether some write in the batch would have to read before writing, so that waiting
+    /// for more requests might save the reads.
+    pub fn has_partial_writes(&self, st: &Stripes) -> bool {
+        let data = st.geo.data();
+        self.ops.iter().any(|op| {
+            if op.read {
+                return false;
+            }
+            let mut seen = [0u128; crate::layout::MAX_MEMBERS];
+            for p in op.pieces.iter() {
+                if let Some(m) = seen.get_mut(p.member) {
+                    *m |= p.mask();
+                }
+            }
+            let full = if st.cols * 8 >= 128 {
+                u128::MAX
+            } else {
+                (1u128 << (st.cols * 8)) - 1
+            };
+            seen.iter().filter(|&&m| m == full).count() < data
+        })
+    }
+
+    /// Starts every operation: each takes its slot (waiting for one if needed) and runs as a
+    /// job, or here when no memory is left for the job.
+    pub fn dispatch(self, st: &Stripes) {
+        for mut op in self.ops {
+            op.slot = Some(st.acquire(op.unit));
+            if let Err(op) = spawn(&st.wq, op) {
+                op.run();
+            }
+        }
+    }
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Job for StripeOp {
+    fn run(mut self) {
+        let Some(slot) = self.slot.take() else {
+            return;
+        };
+        let Some(first) = self.pieces.first() else {
+            return;
+        };
+        // The pieces hold their requests, and the requests the array.
+        let array = first.src.request().data();
+        let Some(st) = array.stripes() else {
+            self.fail(BlkStatus::IOERR);
+            return;
+        };
+        let mut slot = slot;
+        let res = noio(|| {
+            if self.read {
+                self.run_read(&array, st, &mut slot)
+            } else {
+                self.run_write(&array, st, &mut slot)
+            }
+        });
+        if let Err(status) = res {
+            self.fail(status);
+        }
+        st.release(self.unit, slot);
+        // Dropping the pieces completes requests whose last piece this was.
+    }
+}
+
+/// Per-column slices of a slot's pages, one per member.
+fn column<'a>(
+    pages: &'a mut [PageBuf],
+    cols: usize,
+    c: usize,
+    out: &mut [&'a mut [u8]; crate::layout::MAX_MEMBERS],
+) {
+    for (m, member_pages) in pages.chunks_mut(cols).enumerate() {
+        if let (Some(slot), Some(p)) = (out.get_mut(m), member_pages.get_mut(c)) {
+            *slot = p.bytes_mut();
+        }
+    }
+}
+
+/// Member I/O of a window: for each member, runs of consecutive columns whose sets (`sets[c]`)
+/// contain it, one bio each.
+#[expect(clippy::too_many_arguments)]
+fn window_io(
+    st: &Stripes,
+    array: &Array,
+    slot: &Slot,
+    base: u64,
+    sets: &[Set],
+    write: bool,
+    fua: bool,
+) -> Result<(Set, bool), BlkStatus> {
+    let mut io = PageIo::new().map_err(|_| BlkStatus::IOERR)?;
+    let cols = st.cols;
+    let first = slot.pages.first().ok_or(BlkStatus::IOERR)?;
+    let mut pages: [&PageBuf; MAX_COLS] = [first; MAX_COLS];
+    for (m, member) in array.members().iter().enumerate() {
+        let mut c = 0;
+        while let Some(&set) = sets.get(c) {
+            if set & (1u64 << m) == 0 {
+                c += 1;
+                continue;
+            }
+            let start = c;
+            let mut n = 0;
+            while sets.get(c).is_some_and(|&s| s & (1u64 << m) != 0) {
+                if let (Some(dst), Some(p)) = (pages.get_mut(n), slot.pages.get(m * cols + c)) {
+                    *dst = p;
+                    n += 1;
+                }
+                c += 1;
+            }
+            let sector = base + start as u64 * COL_SECTORS;
+            let run = pages.get(..n).unwrap_or(&[]);
+            submit(&mut io, st, &member.dev, m, sector, write, fua, run)?;
+        }
+    }
+    Ok(io.wait())
+}
+
+#[expect(clippy::too_many_arguments)]
+fn submit<'a>(
+    io: &mut PageIo<'a>,
+    st: &Stripes,
+    dev: &MemberDev,
+    m: usize,
+    sector: u64,
+    write: bool,
+    fua: bool,
+    pages: &[&'a PageBuf],
+) -> Result<(), BlkStatus> {
+    io.submit(&st.bioset, dev, m, sector, write, fua, pages)
+        .map_err(|_| BlkStatus::IOERR)
+}
+
+impl StripeOp {
+    fn fail(&self, status: BlkStatus) {
+        for p in self.pieces.iter() {
+            p.src.request().set_error(status);
+        }
+    }
+
+    /// First member sector of the window.
+    fn base(&self, st: &Stripes) -> u64 {
+        st.geo.stripe_start(self.stripe) + self.win as u64 * st.window_sectors()
+    }
+
+    /// Written sectors per member, as window bit masks.
+    fn masks(&self) -> [u128; crate::layout::MAX_MEMBERS] {
+        let mut w = [0u128; crate::layout::MAX_MEMBERS];
+        for p in self.pieces.iter() {
+            if let Some(m) = w.get_mut(p.member) {
+                *m |= p.mask();
+            }
+        }
+        w
+    }
+
+    fn run_write(&self, array: &Array, st: &Stripes, slot: &mut Slot) -> Result<(), BlkStatus> {
+        let cols = st.cols;
+        let n = array.members().len();
+        let masks = self.masks();
+        let eng = super::engines::stripe_engines();
+        let base = self.base(st);
+        let mut written = [0 as Set; MAX_COLS];
+        let mut full = [0 as Set; MAX_COLS];
+        for (m, mask) in masks.iter().enumerate().take(n) {
+            for c in 0..cols {
+                let col = (mask >> (c * 8)) as u8;
+                if col != 0 {
+                    written[c] |= 1 << m;
+                }
+                if col == 0xff {
+                    full[c] |= 1 << m;
+                }
+            }
+        }
+        let mut rewrite: Set = 0;
+        let mut plans = [None; MAX_COLS];
+        let mut col;
+        let mut attempt = 0;
+        loop {
+            let failed = array.failed_set() | rewrite;
+            col = Column::new(&st.geo, self.stripe, failed);
+            for c in 0..cols {
+                plans[c] = if written[c] == 0 {
+                    None
+                } else {
+                    Some(
+                        plan::plan_rewrite(&col, written[c], full[c], rewrite).map_err(|_| {
+                            array.set_broken();
+                            BlkStatus::IOERR
+                        })?,
+                    )
+                };
+            }
+            let reads: [Set; MAX_COLS] = core::array::from_fn(|c| plans[c].map_or(0, |p| p.read));
+            let (bad, _media) = window_io(st, array, slot, base, &reads[..cols], false, false)?;
+            if bad == 0 {
+                break;
+            }
+            // A member failed a read: rebuild its blocks from the others and rewrite them.
+            for m in bits(bad) {
+                array.count_error(m);
+            }
+            rewrite |= bad;
+            attempt += 1;
+            if attempt > MAX_REPLANS {
+                return Err(BlkStatus::IOERR);
+            }
+        }
+        let fpu = KernelFpu;
+        for c in 0..cols {
+            let Some(p) = plans[c] else { continue };
+            let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
+                core::array::from_fn(|_| <&mut [u8]>::default());
+            column(&mut slot.pages, cols, c, &mut bufs);
+            plan::pre_write(&eng, &fpu, &col, &p, written[c], &mut bufs[..n])
+                .map_err(|_| BlkStatus::IOERR)?;
+        }
+        for piece in self.pieces.iter() {
+            for c in 0..cols {
+                if let Some((at, skip, len)) = piece.in_column(c) {
+                    if let Some(page) = slot.pages.get_mut(piece.member * cols + c) {
+                        if let Some(dst) = page.bytes_mut().get_mut(at..at + len) {
+                            piece.src.copy_out(skip, dst);
+                        }
+                    }
+                }
+            }
+        }
+        for c in 0..cols {
+            let Some(p) = plans[c] else { continue };
+            let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
+                core::array::from_fn(|_| <&mut [u8]>::default());
+            column(&mut slot.pages, cols, c, &mut bufs);
+            plan::post_write(&eng, &fpu, &col, &p, written[c], &mut bufs[..n])
+                .map_err(|_| BlkStatus::IOERR)?;
+        }
+        let writes: [Set; MAX_COLS] = core::array::from_fn(|c| plans[c].map_or(0, |p| p.write));
+        array.writes.fetch_add(1, Ordering::Acquire);
+        let res = window_io(st, array, slot, base, &writes[..cols], true, self.fua);
+        array.writes.fetch_sub(1, Ordering::Release);
+        let (bad, _) = res?;
+        self.after_writes(array, st, bad, rewrite)
+    }
+
+    /// Fails members whose writes failed; reports repaired read errors.
+    fn after_writes(
+        &self,
+        array: &Array,
+        st: &Stripes,
+        bad: Set,
+        rewrite: Set,
+    ) -> Result<(), BlkStatus> {
+        let mut res = Ok(());
+        for m in bits(bad) {
+            array.count_error(m);
+            if array.fail_member(m).is_err() {
+                array.set_broken();
+                res = Err(BlkStatus::IOERR);
+            }
+        }
+        for m in bits(rewrite & !bad) {
+            if let Some(member) = array.members().get(m) {
+                pr_info!(
+                    "{}: read error corrected ({} sectors at {} on {})\n",
+                    array.name(),
+                    st.window_sectors(),
+                    self.base(st),
+                    member.dev.name()
+                );
+            }
+        }
+        res
+    }
+
+    fn run_read(&self, array: &Array, st: &Stripes, slot: &mut Slot) -> Result<(), BlkStatus> {
+        let cols = st.cols;
+        let n = array.members().len();
+        let masks = self.masks();
+        let eng = super::engines::stripe_engines();
+        let base = self.base(st);
+        let mut want = [0 as Set; MAX_COLS];
+        for (m, mask) in masks.iter().enumerate().take(n) {
+            for c in 0..cols {
+                if (mask >> (c * 8)) as u8 != 0 {
+                    want[c] |= 1 << m;
+                }
+            }
+        }
+        let mut bad = self.bad;
+        let mut attempt = 0;
+        let mut col;
+        let mut plans = [plan::ReadPlan {
+            read: 0,
+            recover: 0,
+        }; MAX_COLS];
+        loop {
+            col = Column::new(&st.geo, self.stripe, array.failed_set() | bad);
+            let alive = col.all() & !col.failed();
+            for c in 0..cols {
+                plans[c] = if want[c] == 0 {
+                    plan::ReadPlan {
+                        read: 0,
+                        recover: 0,
+                    }
+                } else {
+                    let mut p = plan::plan_read(&col, want[c]).map_err(|_| BlkStatus::IOERR)?;
+                    // Wanted blocks on good members are read as they are.
+                    p.read |= want[c] & alive;
+                    p
+                };
+            }
+            let reads: [Set; MAX_COLS] = core::array::from_fn(|c| plans[c].read);
+            let (failed, _) = window_io(st, array, slot, base, &reads[..cols], false, false)?;
+            if failed == 0 {
+                break;
+            }
+            for m in bits(failed) {
+                array.count_error(m);
+            }
+            bad |= failed;
+            attempt += 1;
+            if attempt > MAX_REPLANS {
+                return Err(BlkStatus::IOERR);
+            }
+        }
+        let fpu = KernelFpu;
+        for c in 0..cols {
+            if plans[c].recover == 0 {
+                continue;
+            }
+            let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
+                core::array::from_fn(|_| <&mut [u8]>::default());
+            column(&mut slot.pages, cols, c, &mut bufs);
+            plan::recover(&eng, &fpu, &col, &mut bufs[..n]).map_err(|_| BlkStatus::IOERR)?;
+        }
+        for piece in self.pieces.iter() {
+            for c in 0..cols {
+                if let Some((at, skip, len)) = piece.in_column(c) {
+                    if let Some(src) = slot
+                        .pages
+                        .get(piece.member * cols + c)
+                        .and_then(|p| p.bytes().get(at..at + len))
+                    {
+                        piece.src.copy_in(skip, src);
+                    }
+                }
+            }
+        }
+        // md's read-error repair: the rebuilt data blocks of members that failed a read but
+        // are still in sync are written back.
+        let repair = bad & !array.failed_set() & col.data();
+        if repair == 0 {
+            return Ok(());
+        }
+        let writes: [Set; MAX_COLS] =
+            core::array::from_fn(|c| if plans[c].recover != 0 { repair } else { 0 });
+        let (wbad, _) = window_io(st, array, slot, base, &writes[..cols], true, false)?;
+        for m in bits(repair) {
+            let Some(member) = array.members().get(m) else {
+                continue;
+            };
+            if wbad & (1 << m) != 0 {
+                pr_err!(
+                    "{}: unrecoverable read error at sector {} on {}: rewrite failed\n",
+                    array.name(),
+                    base,
+                    member.dev.name()
+                );
+                let _ = array.fail_member(m);
+            } else {
+                pr_info!(
+                    "{}: read error corrected ({} sectors at {} on {})\n",
+                    array.name(),
+                    st.window_sectors(),
+                    base,
+                    member.dev.name()
+                );
+            }
+        }
+        Ok(())
+    }
+}
