@@ -12,7 +12,7 @@ use super::{Array, Level};
 use crate::sys::bio::{Bio, BioCtx};
 use crate::sys::disk::{defer, DeferredBio, DiskOps};
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
-use crate::sys::{BlkStatus, RangeOp, ReqOp};
+use crate::sys::{noio, BlkStatus, RangeOp, ReqOp};
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::ArcBorrow};
 
@@ -382,7 +382,8 @@ impl DiskOps for Array {
         };
         let array = first.data();
         match array.stripes() {
-            Some(st) => array.handle_round5(st, &first, rqs, more),
+            // The stripe cache allocates as it gathers: never with I/O of its own.
+            Some(st) => noio(|| array.handle_round5(st, &first, rqs, more)),
             None => {
                 Self::handle(first.clone());
                 for rq in rqs {
@@ -397,7 +398,7 @@ impl DiskOps for Array {
         let piece = bio.into_ctx();
         let array = piece.request().data();
         match array.stripes() {
-            Some(st) => array.retry_read5(st, &piece),
+            Some(st) => noio(|| array.retry_read5(st, &piece)),
             None => array.retry_read(&piece),
         }
     }

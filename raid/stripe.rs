@@ -19,12 +19,11 @@ use crate::layout::raid5::Raid5;
 use crate::plan::{self, Column, Set};
 use crate::sys::bio::BioSet;
 use crate::sys::fpu::KernelFpu;
-use crate::sys::member::MemberDev;
 use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
 use crate::sys::pageio::{PageCtx, PageIo};
 use crate::sys::request::RqBio;
 use crate::sys::workqueue::{spawn, Job, QueueRef};
-use crate::sys::{noio, BlkStatus};
+use crate::sys::{backoff, noio, BlkStatus};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     new_condvar, new_mutex,
@@ -290,6 +289,14 @@ pub struct StripeOp {
     slot: Option<Slot>,
 }
 
+/// Makes room for one more element, waiting out allocation failures: a request on the I/O
+/// path has no way back, and memory returns as member I/O completes.
+fn room<T>(v: &mut KVec<T>) {
+    while v.reserve(1, GFP_KERNEL).is_err() {
+        backoff();
+    }
+}
+
 /// The operations of one worker round.
 pub struct Batch {
     ops: KVec<StripeOp>,
@@ -336,11 +343,14 @@ impl Batch {
             match found {
                 Some(op) => {
                     op.fua |= fua;
+                    room(&mut op.pieces);
                     op.pieces.push(piece, GFP_KERNEL)?;
                 }
                 None => {
                     let mut pieces = KVec::new();
+                    room(&mut pieces);
                     pieces.push(piece, GFP_KERNEL)?;
+                    room(&mut self.ops);
                     self.ops.push(
                         StripeOp {
                             unit,
@@ -449,8 +459,7 @@ fn column<'a>(
 }
 
 /// Member I/O of a window: for each member, runs of consecutive columns whose sets (`sets[c]`)
-/// contain it, one bio each.
-#[expect(clippy::too_many_arguments)]
+/// contain it, one bio each. Returns the members whose I/O failed.
 fn window_io(
     st: &Stripes,
     array: &Array,
@@ -459,48 +468,40 @@ fn window_io(
     sets: &[Set],
     write: bool,
     fua: bool,
-) -> Result<(Set, bool), BlkStatus> {
-    let mut io = PageIo::new().map_err(|_| BlkStatus::IOERR)?;
+) -> Result<Set, BlkStatus> {
     let cols = st.cols;
     let first = slot.pages.first().ok_or(BlkStatus::IOERR)?;
-    let mut pages: [&PageBuf; MAX_COLS] = [first; MAX_COLS];
-    for (m, member) in array.members().iter().enumerate() {
-        let mut c = 0;
-        while let Some(&set) = sets.get(c) {
-            if set & (1u64 << m) == 0 {
-                c += 1;
-                continue;
-            }
-            let start = c;
-            let mut n = 0;
-            while sets.get(c).is_some_and(|&s| s & (1u64 << m) != 0) {
-                if let (Some(dst), Some(p)) = (pages.get_mut(n), slot.pages.get(m * cols + c)) {
-                    *dst = p;
-                    n += 1;
+    PageIo::batch(|io| {
+        let mut pages: [&PageBuf; MAX_COLS] = [first; MAX_COLS];
+        for (m, member) in array.members().iter().enumerate() {
+            let mut c = 0;
+            while let Some(&set) = sets.get(c) {
+                if set & (1u64 << m) == 0 {
+                    c += 1;
+                    continue;
                 }
-                c += 1;
+                let start = c;
+                let mut n = 0;
+                while sets.get(c).is_some_and(|&s| s & (1u64 << m) != 0) {
+                    if let (Some(dst), Some(p)) = (pages.get_mut(n), slot.pages.get(m * cols + c)) {
+                        *dst = p;
+                        n += 1;
+                    }
+                    c += 1;
+                }
+                let sector = base + start as u64 * COL_SECTORS;
+                let run = pages.get(..n).unwrap_or(&[]);
+                // A bio that cannot be built counts as that member's failure.
+                if io
+                    .submit(&st.bioset, &member.dev, m, sector, write, fua, run)
+                    .is_err()
+                {
+                    return Err(BlkStatus::IOERR);
+                }
             }
-            let sector = base + start as u64 * COL_SECTORS;
-            let run = pages.get(..n).unwrap_or(&[]);
-            submit(&mut io, st, &member.dev, m, sector, write, fua, run)?;
         }
-    }
-    Ok(io.wait())
-}
-
-#[expect(clippy::too_many_arguments)]
-fn submit<'a>(
-    io: &mut PageIo<'a>,
-    st: &Stripes,
-    dev: &MemberDev,
-    m: usize,
-    sector: u64,
-    write: bool,
-    fua: bool,
-    pages: &[&'a PageBuf],
-) -> Result<(), BlkStatus> {
-    io.submit(&st.bioset, dev, m, sector, write, fua, pages)
-        .map_err(|_| BlkStatus::IOERR)
+        Ok(io.wait().0)
+    })
 }
 
 impl StripeOp {
@@ -565,7 +566,7 @@ impl StripeOp {
                 };
             }
             let reads: [Set; MAX_COLS] = core::array::from_fn(|c| plans[c].map_or(0, |p| p.read));
-            let (bad, _media) = window_io(st, array, slot, base, &reads[..cols], false, false)?;
+            let bad = window_io(st, array, slot, base, &reads[..cols], false, false)?;
             if bad == 0 {
                 break;
             }
@@ -611,7 +612,7 @@ impl StripeOp {
         array.writes.fetch_add(1, Ordering::Acquire);
         let res = window_io(st, array, slot, base, &writes[..cols], true, self.fua);
         array.writes.fetch_sub(1, Ordering::Release);
-        let (bad, _) = res?;
+        let bad = res?;
         self.after_writes(array, st, bad, rewrite)
     }
 
@@ -683,7 +684,7 @@ impl StripeOp {
                 };
             }
             let reads: [Set; MAX_COLS] = core::array::from_fn(|c| plans[c].read);
-            let (failed, _) = window_io(st, array, slot, base, &reads[..cols], false, false)?;
+            let failed = window_io(st, array, slot, base, &reads[..cols], false, false)?;
             if failed == 0 {
                 break;
             }
@@ -727,7 +728,7 @@ impl StripeOp {
         }
         let writes: [Set; MAX_COLS] =
             core::array::from_fn(|c| if plans[c].recover != 0 { repair } else { 0 });
-        let (wbad, _) = window_io(st, array, slot, base, &writes[..cols], true, false)?;
+        let wbad = window_io(st, array, slot, base, &writes[..cols], true, false)?;
         for m in bits(repair) {
             let Some(member) = array.members().get(m) else {
                 continue;

@@ -176,3 +176,9 @@ pub fn noio<R>(f: impl FnOnce() -> R) -> R {
     }
     r
 }
+
+/// Sleeps a millisecond: the back-off of I/O-path code that waits for memory to come back.
+pub fn backoff() {
+    // SAFETY: Called in task context, where sleeping is allowed.
+    unsafe { bindings::msleep(1) };
+}

@@ -72,46 +72,49 @@ impl Inner {
 
 /// A batch of page bios.
 ///
-/// Dropping it waits for every bio it submitted, so the pages they carry (borrowed for `'a`)
-/// are never freed or reused under I/O.
-pub struct PageIo<'a> {
-    inner: Pin<KBox<Inner>>,
+/// It lives inside [`PageIo::batch`], which waits for every bio it submitted before it
+/// returns, so the pages they carry (borrowed for `'a`) are never freed or reused under I/O.
+pub struct PageIo<'io, 'a> {
+    inner: Pin<&'io Inner>,
     waited: bool,
     _pages: PhantomData<&'a PageBuf>,
 }
 
-impl<'a> PageIo<'a> {
-    /// An empty batch. On the I/O path, call it inside [`super::noio`].
-    pub fn new() -> Result<Self> {
-        let inner = KBox::pin_init(
-            pin_init!(Inner {
-                pending: AtomicU32::new(1),
-                failed: AtomicU64::new(0),
-                media: AtomicU8::new(0),
-                // SAFETY: `slot` is pinned memory for a completion: `done = 0` and an
-                // initialised wait queue are what `init_completion` does.
-                done <- Opaque::ffi_init(|slot: *mut bindings::completion| unsafe {
-                    (*slot).done = 0;
-                    bindings::__init_swait_queue_head(
-                        &raw mut (*slot).wait,
-                        kernel::c_str!("rraid::pageio").as_char_ptr(),
-                        DONE_KEY.as_ptr(),
-                    );
-                }),
-                _pin: PhantomPinned,
+impl<'a> PageIo<'_, 'a> {
+    /// Runs `f` with an empty batch on this stack (no allocation), then waits for whatever it
+    /// submitted: pages borrowed for `'a` outlive every bio.
+    pub fn batch<R>(f: impl for<'io> FnOnce(&mut PageIo<'io, 'a>) -> R) -> R {
+        kernel::stack_pin_init!(let inner = pin_init!(Inner {
+            pending: AtomicU32::new(1),
+            failed: AtomicU64::new(0),
+            media: AtomicU8::new(0),
+            // SAFETY: `slot` is pinned memory for a completion: `done = 0` and an initialised
+            // wait queue are what `init_completion` does.
+            done <- Opaque::ffi_init(|slot: *mut bindings::completion| unsafe {
+                (*slot).done = 0;
+                bindings::__init_swait_queue_head(
+                    &raw mut (*slot).wait,
+                    kernel::c_str!("rraid::pageio").as_char_ptr(),
+                    DONE_KEY.as_ptr(),
+                );
             }),
-            GFP_KERNEL,
-        )
-        .map_err(|_| ENOMEM)?;
-        Ok(Self {
-            inner,
+            _pin: PhantomPinned,
+        }));
+        let mut io = PageIo {
+            inner: inner.as_ref(),
             waited: false,
             _pages: PhantomData,
-        })
+        };
+        let r = f(&mut io);
+        io.wait_all();
+        r
     }
+}
 
+impl<'a> PageIo<'_, 'a> {
     /// Reads (or writes) `pages` at `sector` of `dev`, member `member` of the array; `fua`
     /// makes a write durable before it completes.
+    #[expect(clippy::too_many_arguments)]
     pub fn submit(
         &mut self,
         set: &BioSet<PageCtx>,
@@ -141,8 +144,8 @@ impl<'a> PageIo<'a> {
     }
 
     /// Waits for every bio; returns the set of members whose bios failed, and whether any
-    /// failure was a media error.
-    pub fn wait(mut self) -> (u64, bool) {
+    /// failure was a media error. Nothing more can be submitted afterwards.
+    pub fn wait(&mut self) -> (u64, bool) {
         self.wait_all();
         (
             self.inner.failed.load(Ordering::Acquire),
@@ -162,7 +165,7 @@ impl<'a> PageIo<'a> {
     }
 }
 
-impl Drop for PageIo<'_> {
+impl Drop for PageIo<'_, '_> {
     fn drop(&mut self) {
         self.wait_all();
     }
