@@ -26,6 +26,7 @@ use crate::sys::workqueue::{spawn, Job, QueueRef};
 use crate::sys::{backoff, noio, BlkStatus};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
+    alloc::flags::GFP_NOWAIT,
     new_condvar, new_mutex,
     prelude::*,
     sync::{CondVar, Mutex},
@@ -46,31 +47,57 @@ const BIOSET_POOL: u32 = 128;
 /// Times an operation re-plans after member reads failed.
 const MAX_REPLANS: usize = 3;
 
-/// One window's pages on every member: page `m * cols + c` is column `c` of member `m`.
-pub struct Slot {
+/// A stripe head, md's unit of the cache: one page on every member.
+struct Head {
     pages: KVec<PageBuf>,
 }
 
-impl Slot {
-    fn new(members: usize, cols: usize) -> Result<Self> {
-        let mut pages = KVec::with_capacity(members * cols, GFP_KERNEL)?;
-        for _ in 0..members * cols {
+impl Head {
+    fn new(members: usize) -> Result<Self> {
+        let mut pages = KVec::with_capacity(members, GFP_KERNEL)?;
+        for _ in 0..members {
             pages.push(PageBuf::new(false)?, GFP_KERNEL)?;
         }
         Ok(Self { pages })
     }
 }
 
-/// The cache: free slots and the windows being worked on.
+/// The heads an operation holds: one per column it touches.
+pub struct Slot {
+    heads: [Option<Head>; MAX_COLS],
+}
+
+impl Slot {
+    /// Column `c` of member `m`.
+    fn page(&self, m: usize, c: usize) -> Option<&PageBuf> {
+        self.heads.get(c)?.as_ref()?.pages.get(m)
+    }
+
+    fn page_mut(&mut self, m: usize, c: usize) -> Option<&mut PageBuf> {
+        self.heads.get_mut(c)?.as_mut()?.pages.get_mut(m)
+    }
+
+    /// Column `c` as one byte slice per member.
+    fn column<'a>(&'a mut self, c: usize, out: &mut [&'a mut [u8]; crate::layout::MAX_MEMBERS]) {
+        if let Some(Some(h)) = self.heads.get_mut(c) {
+            for (slot, p) in out.iter_mut().zip(h.pages.iter_mut()) {
+                *slot = p.bytes_mut();
+            }
+        }
+    }
+}
+
+/// The cache: free heads and the windows being worked on.
 ///
-/// `slots[i]` is `None` while an operation holds a slot; `busy[i]` is a window in use or
-/// `IDLE`. Both vectors only grow, so that `push` never allocates under the lock.
+/// `free[..nfree]` are the free heads, a stack; `busy[i]` is a window in use or `IDLE`. Both
+/// vectors only grow, to the most heads there ever were, so nothing allocates under the lock.
 struct Pool {
-    slots: KVec<Option<Slot>>,
+    free: KVec<Option<Head>>,
+    nfree: usize,
     busy: KVec<u64>,
-    /// Slots in existence, held or free.
+    /// Heads in existence, held or free.
     total: usize,
-    /// Slots wanted: held slots beyond it are freed when they come back.
+    /// Heads wanted (`stripe_cache_size`): held heads beyond it are freed as they come back.
     target: usize,
 }
 
@@ -107,7 +134,8 @@ impl Stripes {
                 cache_size: AtomicU32::new(0),
                 pool <- new_mutex!(
                     Pool {
-                        slots: KVec::new(),
+                        free: KVec::new(),
+                        nfree: 0,
                         busy: KVec::new(),
                         total: 0,
                         target: 0,
@@ -139,84 +167,101 @@ impl Stripes {
         self.cache_size.load(Ordering::Relaxed)
     }
 
-    /// Sets `stripe_cache_size`: `size` stripe heads of a page per member, held as slots of
-    /// `cols` heads, and never fewer than two slots.
+    /// Sets `stripe_cache_size`: `size` stripe heads of a page per member. At least
+    /// `CACHE_MIN` > `MAX_COLS`, so the largest operation always fits.
     pub fn set_cache_size(&self, size: u32) -> Result {
         if !(CACHE_MIN..=CACHE_MAX).contains(&size) {
             return Err(EINVAL);
         }
-        let want = (size as usize / self.cols).max(2);
+        let want = size as usize;
         let _serial = self.resize.lock();
         let have = self.pool.lock().total;
         if want > have {
             let mut fresh = KVec::with_capacity(want - have, GFP_KERNEL)?;
             for _ in have..want {
-                fresh.push(Slot::new(self.geo.members(), self.cols)?, GFP_KERNEL)?;
+                fresh.push(Head::new(self.geo.members())?, GFP_KERNEL)?;
             }
             let mut pool = self.pool.lock();
-            pool.slots.reserve(fresh.len(), GFP_KERNEL)?;
-            pool.busy.reserve(fresh.len(), GFP_KERNEL)?;
-            let added = fresh.len();
-            for s in fresh {
-                pool.slots.push(Some(s), GFP_KERNEL)?;
+            let grow = (pool.total + fresh.len()).saturating_sub(pool.free.len());
+            pool.free.reserve(grow, GFP_KERNEL)?;
+            pool.busy.reserve(grow, GFP_KERNEL)?;
+            for _ in 0..grow {
+                pool.free.push(None, GFP_KERNEL)?;
                 pool.busy.push(IDLE, GFP_KERNEL)?;
             }
-            pool.total += added;
+            pool.total += fresh.len();
+            for h in fresh {
+                let at = pool.nfree;
+                if let Some(slot) = pool.free.get_mut(at) {
+                    *slot = Some(h);
+                    pool.nfree += 1;
+                }
+            }
             pool.target = want;
         } else {
             let mut pool = self.pool.lock();
             pool.target = want;
-            let mut extra = pool.total.saturating_sub(want);
-            for s in pool.slots.iter_mut() {
-                if extra == 0 {
-                    break;
-                }
-                if s.take().is_some() {
-                    extra -= 1;
-                }
+            while pool.total > want && pool.nfree > 0 {
+                pool.nfree -= 1;
+                let at = pool.nfree;
+                drop(pool.free.get_mut(at).and_then(Option::take));
+                pool.total -= 1;
             }
-            pool.total = want + extra;
         }
         self.cache_size.store(size, Ordering::Relaxed);
         self.freed.notify_all();
         Ok(())
     }
 
-    /// Takes a slot for window `unit`, waiting while the window is in use or no slot is free.
-    fn acquire(&self, unit: u64) -> Slot {
+    /// Takes a head for each column in `cols` (a bit mask) for window `unit`, waiting while
+    /// the window is in use or too few heads are free. All at once, so holders never wait.
+    fn acquire(&self, unit: u64, cols: u32) -> Slot {
+        let k = cols.count_ones() as usize;
         let mut pool = self.pool.lock();
         loop {
-            if !pool.busy.iter().any(|&u| u == unit) {
-                let free = pool.slots.iter().position(Option::is_some);
-                let idle = pool.busy.iter().position(|&u| u == IDLE);
-                if let (Some(f), Some(i)) = (free, idle) {
-                    if let (Some(slot), Some(b)) = (
-                        pool.slots.get_mut(f).and_then(Option::take),
-                        pool.busy.get_mut(i),
-                    ) {
-                        *b = unit;
-                        return slot;
+            if pool.nfree >= k && !pool.busy.iter().any(|&u| u == unit) {
+                if let Some(b) = pool.busy.iter_mut().find(|u| **u == IDLE) {
+                    *b = unit;
+                    let mut slot = Slot {
+                        heads: [const { None }; MAX_COLS],
+                    };
+                    for c in 0..MAX_COLS {
+                        if cols & (1 << c) != 0 && pool.nfree > 0 {
+                            pool.nfree -= 1;
+                            let at = pool.nfree;
+                            slot.heads[c] = pool.free.get_mut(at).and_then(Option::take);
+                        }
                     }
+                    return slot;
                 }
             }
             self.freed.wait(&mut pool);
         }
     }
 
-    /// Gives back the slot of window `unit`.
+    /// Gives back the heads of window `unit`.
     fn release(&self, unit: u64, slot: Slot) {
         let mut pool = self.pool.lock();
         if let Some(b) = pool.busy.iter_mut().find(|u| **u == unit) {
             *b = IDLE;
         }
-        if pool.total > pool.target {
-            pool.total -= 1;
-            drop(pool);
-            drop(slot);
-        } else if let Some(empty) = pool.slots.iter_mut().find(|s| s.is_none()) {
-            *empty = Some(slot);
-            drop(pool);
+        let mut gone = KVec::new();
+        for h in slot.heads.into_iter().flatten() {
+            if pool.total > pool.target {
+                pool.total -= 1;
+                // Freed after the lock is dropped; should `gone` find no room, `push` drops
+                // the head here instead.
+                let _ = gone.push(h, GFP_NOWAIT);
+                continue;
+            }
+            let at = pool.nfree;
+            if let Some(s) = pool.free.get_mut(at) {
+                *s = Some(h);
+                pool.nfree += 1;
+            }
         }
+        drop(pool);
+        drop(gone);
         self.freed.notify_all();
     }
 
@@ -400,7 +445,7 @@ impl Batch {
     /// job, or here when no memory is left for the job.
     pub fn dispatch(self, st: &Stripes) {
         for mut op in self.ops {
-            op.slot = Some(st.acquire(op.unit));
+            op.slot = Some(st.acquire(op.unit, op.columns(st)));
             if let Err(op) = spawn(&st.wq, op) {
                 op.run();
             }
@@ -444,20 +489,6 @@ impl Job for StripeOp {
     }
 }
 
-/// Per-column slices of a slot's pages, one per member.
-fn column<'a>(
-    pages: &'a mut [PageBuf],
-    cols: usize,
-    c: usize,
-    out: &mut [&'a mut [u8]; crate::layout::MAX_MEMBERS],
-) {
-    for (m, member_pages) in pages.chunks_mut(cols).enumerate() {
-        if let (Some(slot), Some(p)) = (out.get_mut(m), member_pages.get_mut(c)) {
-            *slot = p.bytes_mut();
-        }
-    }
-}
-
 /// Member I/O of a window: for each member, runs of consecutive columns whose sets (`sets[c]`)
 /// contain it, one bio each. Returns the members whose I/O failed.
 fn window_io(
@@ -469,8 +500,13 @@ fn window_io(
     write: bool,
     fua: bool,
 ) -> Result<Set, BlkStatus> {
-    let cols = st.cols;
-    let first = slot.pages.first().ok_or(BlkStatus::IOERR)?;
+    let first = slot
+        .heads
+        .iter()
+        .flatten()
+        .next()
+        .and_then(|h| h.pages.first())
+        .ok_or(BlkStatus::IOERR)?;
     PageIo::batch(|io| {
         let mut pages: [&PageBuf; MAX_COLS] = [first; MAX_COLS];
         for (m, member) in array.members().iter().enumerate() {
@@ -483,7 +519,7 @@ fn window_io(
                 let start = c;
                 let mut n = 0;
                 while sets.get(c).is_some_and(|&s| s & (1u64 << m) != 0) {
-                    if let (Some(dst), Some(p)) = (pages.get_mut(n), slot.pages.get(m * cols + c)) {
+                    if let (Some(dst), Some(p)) = (pages.get_mut(n), slot.page(m, c)) {
                         *dst = p;
                         n += 1;
                     }
@@ -505,6 +541,19 @@ fn window_io(
 }
 
 impl StripeOp {
+    /// The columns the pieces touch, as a bit mask.
+    fn columns(&self, st: &Stripes) -> u32 {
+        let mut cols = 0u32;
+        for p in self.pieces.iter() {
+            for c in 0..st.cols {
+                if p.in_column(c).is_some() {
+                    cols |= 1 << c;
+                }
+            }
+        }
+        cols
+    }
+
     fn fail(&self, status: BlkStatus) {
         for p in self.pieces.iter() {
             p.src.request().set_error(status);
@@ -585,14 +634,14 @@ impl StripeOp {
             let Some(p) = plans[c] else { continue };
             let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
                 core::array::from_fn(|_| <&mut [u8]>::default());
-            column(&mut slot.pages, cols, c, &mut bufs);
+            slot.column(c, &mut bufs);
             plan::pre_write(&eng, &fpu, &col, &p, written[c], &mut bufs[..n])
                 .map_err(|_| BlkStatus::IOERR)?;
         }
         for piece in self.pieces.iter() {
             for c in 0..cols {
                 if let Some((at, skip, len)) = piece.in_column(c) {
-                    if let Some(page) = slot.pages.get_mut(piece.member * cols + c) {
+                    if let Some(page) = slot.page_mut(piece.member, c) {
                         if let Some(dst) = page.bytes_mut().get_mut(at..at + len) {
                             piece.src.copy_out(skip, dst);
                         }
@@ -604,7 +653,7 @@ impl StripeOp {
             let Some(p) = plans[c] else { continue };
             let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
                 core::array::from_fn(|_| <&mut [u8]>::default());
-            column(&mut slot.pages, cols, c, &mut bufs);
+            slot.column(c, &mut bufs);
             plan::post_write(&eng, &fpu, &col, &p, written[c], &mut bufs[..n])
                 .map_err(|_| BlkStatus::IOERR)?;
         }
@@ -704,15 +753,14 @@ impl StripeOp {
             }
             let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
                 core::array::from_fn(|_| <&mut [u8]>::default());
-            column(&mut slot.pages, cols, c, &mut bufs);
+            slot.column(c, &mut bufs);
             plan::recover(&eng, &fpu, &col, &mut bufs[..n]).map_err(|_| BlkStatus::IOERR)?;
         }
         for piece in self.pieces.iter() {
             for c in 0..cols {
                 if let Some((at, skip, len)) = piece.in_column(c) {
                     if let Some(src) = slot
-                        .pages
-                        .get(piece.member * cols + c)
+                        .page(piece.member, c)
                         .and_then(|p| p.bytes().get(at..at + len))
                     {
                         piece.src.copy_in(skip, src);
