@@ -4,6 +4,8 @@
 # for each array, 4K random read and write at QD 32 under fio, with system-wide CPU time from
 # /proc/stat (kernel time per I/O: system + irq + softirq) and a perf cpu-clock profile of the
 # kernel during the job. Figures are emulated (TCG): compare rraid with md only.
+# PROFILE_LEVEL=5 or 6 profiles RAID 5 or 6 instead (4 brd members, chunk 64K; md with
+# group_thread_cnt = vCPUs, its faster setting here).
 . "${RRAID_LIB:-/rraid/lib.sh}"
 RUNTIME=${PROFILE_RUNTIME:-8}
 
@@ -16,15 +18,33 @@ modprobe raid0 && modprobe raid1 || die "modprobe md"
 modprobe brd rd_nr=12 rd_size=$((64 * 1024)) || die "modprobe brd"
 echo 0 >/proc/sys/kernel/kptr_restrict
 echo -1 >/proc/sys/kernel/perf_event_paranoid
-r=$(sysw /sys/kernel/rraid/create "rraid0 level=0 chunk=64K /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
-[ "$r" = OK ] || die "create rraid0: $r"
-r=$(sysw /sys/kernel/rraid/create "rraid1 level=1 assume-clean /dev/ram8 /dev/ram9")
-[ "$r" = OK ] || die "create rraid1: $r"
-mdadm --build /dev/md0 --level=0 --chunk=64 --raid-devices=4 /dev/ram4 /dev/ram5 /dev/ram6 /dev/ram7 \
-	>/dev/null 2>&1 || die "mdadm --build md0"
-mdadm --build /dev/md1 --level=1 --assume-clean --raid-devices=2 /dev/ram10 /dev/ram11 \
-	>/dev/null 2>&1 || die "mdadm --build md1"
-for dev in /dev/rraid0 /dev/md0 /dev/rraid1 /dev/md1; do
+DEVS="rraid0 md0 rraid1 md1"
+case ${PROFILE_LEVEL:-} in
+5 | 6)
+	l=$PROFILE_LEVEL
+	modprobe raid456 || die "modprobe raid456"
+	mdadm --create /dev/md0 --run --assume-clean --metadata=1.0 --bitmap=none --level=$l \
+		--chunk=64 --raid-devices=4 /dev/ram4 /dev/ram5 /dev/ram6 /dev/ram7 >/dev/null 2>&1 ||
+		die "mdadm --create md0"
+	nproc >/sys/block/md0/md/group_thread_cnt
+	cs=$(cat /sys/block/md0/md/component_size)
+	r=$(sysw /sys/kernel/rraid/create "rraid0 level=$l chunk=64K size=$cs assume-clean /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
+	[ "$r" = OK ] || die "create rraid0: $r"
+	DEVS="rraid0 md0"
+	;;
+*)
+	r=$(sysw /sys/kernel/rraid/create "rraid0 level=0 chunk=64K /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
+	[ "$r" = OK ] || die "create rraid0: $r"
+	r=$(sysw /sys/kernel/rraid/create "rraid1 level=1 assume-clean /dev/ram8 /dev/ram9")
+	[ "$r" = OK ] || die "create rraid1: $r"
+	mdadm --build /dev/md0 --level=0 --chunk=64 --raid-devices=4 /dev/ram4 /dev/ram5 /dev/ram6 /dev/ram7 \
+		>/dev/null 2>&1 || die "mdadm --build md0"
+	mdadm --build /dev/md1 --level=1 --assume-clean --raid-devices=2 /dev/ram10 /dev/ram11 \
+		>/dev/null 2>&1 || die "mdadm --build md1"
+	;;
+esac
+for dev in $DEVS; do
+	dev=/dev/$dev
 	fio --name=fill --filename=$dev --ioengine=libaio --direct=1 --rw=write --bs=1M --iodepth=8 \
 		>/dev/null 2>&1 || die "fill $dev"
 done
@@ -37,7 +57,7 @@ cpu_ticks() {
 hz=100
 [ -n "$(getconf CLK_TCK 2>/dev/null)" ] && hz=$(getconf CLK_TCK)
 printf '%-8s %-10s %10s %14s %14s\n' array job IOPS "kernel us/IO" "busy us/IO"
-for dev in rraid0 md0 rraid1 md1; do
+for dev in $DEVS; do
 	for rw in randread randwrite; do
 		set -- $(cpu_ticks)
 		k0=$1 b0=$2
@@ -62,7 +82,7 @@ for dev in rraid0 md0 rraid1 md1; do
 			'BEGIN { printf "%-8s %-10s %10d %14.1f %14.1f\n", d, j, i, k * 1e6 / hz / n, b * 1e6 / hz / n }'
 	done
 done
-for dev in rraid0 md0 rraid1 md1; do
+for dev in $DEVS; do
 	for rw in randread randwrite; do
 		echo
 		echo "== $dev $rw: kernel symbols by self time (perf cpu-clock, all CPUs)"
