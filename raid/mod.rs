@@ -103,10 +103,12 @@ impl Level {
         }
     }
 
-    /// md's layout number (`layout`); 0 where md has none.
+    /// md's layout number (`layout`); 0 where md has none. RAID 4 shows 0 as md does for the
+    /// RAID 4 arrays mdadm makes: md's RAID 4 keeps parity on the last member whatever the
+    /// number says.
     pub fn layout(&self) -> u32 {
         match self {
-            Self::Raid5(g) => g.algorithm().number(),
+            Self::Raid5(g) if g.level() != 4 => g.algorithm().number(),
             _ => 0,
         }
     }
