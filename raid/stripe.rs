@@ -216,27 +216,40 @@ impl Stripes {
     /// Takes a head for each column in `cols` (a bit mask) for window `unit`, waiting while
     /// the window is in use or too few heads are free. All at once, so holders never wait.
     fn acquire(&self, unit: u64, cols: u32) -> Slot {
-        let k = cols.count_ones() as usize;
         let mut pool = self.pool.lock();
         loop {
-            if pool.nfree >= k && !pool.busy.iter().any(|&u| u == unit) {
-                if let Some(b) = pool.busy.iter_mut().find(|u| **u == IDLE) {
-                    *b = unit;
-                    let mut slot = Slot {
-                        heads: [const { None }; MAX_COLS],
-                    };
-                    for c in 0..MAX_COLS {
-                        if cols & (1 << c) != 0 && pool.nfree > 0 {
-                            pool.nfree -= 1;
-                            let at = pool.nfree;
-                            slot.heads[c] = pool.free.get_mut(at).and_then(Option::take);
-                        }
-                    }
-                    return slot;
-                }
+            if let Some(slot) = Self::take(&mut pool, unit, cols) {
+                return slot;
             }
             self.freed.wait(&mut pool);
         }
+    }
+
+    /// Takes the heads if the window is free and enough heads are.
+    fn take(pool: &mut Pool, unit: u64, cols: u32) -> Option<Slot> {
+        let k = cols.count_ones() as usize;
+        if pool.nfree < k || pool.busy.iter().any(|&u| u == unit) {
+            return None;
+        }
+        let b = pool.busy.iter_mut().find(|u| **u == IDLE)?;
+        *b = unit;
+        let mut slot = Slot {
+            heads: [const { None }; MAX_COLS],
+        };
+        for (c, head) in slot.heads.iter_mut().enumerate() {
+            if cols & (1 << c) != 0 && pool.nfree > 0 {
+                pool.nfree -= 1;
+                let at = pool.nfree;
+                *head = pool.free.get_mut(at).and_then(Option::take);
+            }
+        }
+        Some(slot)
+    }
+
+    /// As [`Stripes::acquire`], but `None` instead of waiting.
+    fn try_acquire(&self, unit: u64, cols: u32) -> Option<Slot> {
+        let mut pool = self.pool.lock();
+        Self::take(&mut pool, unit, cols)
     }
 
     /// Gives back the heads of window `unit`.
@@ -334,6 +347,40 @@ pub struct StripeOp {
     slot: Option<Slot>,
 }
 
+/// A write operation's plan for each column of its window.
+struct WriteState {
+    col: Column,
+    plans: [Option<plan::WritePlan>; MAX_COLS],
+    written: [Set; MAX_COLS],
+    full: [Set; MAX_COLS],
+    /// Members counted failed because their reads failed, to be rewritten.
+    rewrite: Set,
+}
+
+impl WriteState {
+    fn reads(&self) -> [Set; MAX_COLS] {
+        core::array::from_fn(|c| self.plans[c].map_or(0, |p| p.read))
+    }
+
+    fn writes(&self) -> [Set; MAX_COLS] {
+        core::array::from_fn(|c| self.plans[c].map_or(0, |p| p.write))
+    }
+
+    /// Every member this operation writes.
+    fn written_members(&self) -> Set {
+        self.writes().iter().fold(0, |a, &w| a | w)
+    }
+}
+
+/// Operations run by one job, at most this many: their reads go out together, then their
+/// writes, so a job waits twice however many windows it carries.
+const GROUP_MAX: usize = 16;
+
+/// Operations that hold their heads, run together by one job.
+struct Group {
+    ops: KVec<StripeOp>,
+}
+
 /// Makes room for one more element, waiting out allocation failures: a request on the I/O
 /// path has no way back, and memory returns as member I/O completes.
 fn room<T>(v: &mut KVec<T>) {
@@ -426,30 +473,44 @@ impl Batch {
             if op.read {
                 return false;
             }
-            let mut seen = [0u128; crate::layout::MAX_MEMBERS];
-            for p in op.pieces.iter() {
-                if let Some(m) = seen.get_mut(p.member) {
-                    *m |= p.mask();
-                }
-            }
-            let full = if st.cols * 8 >= 128 {
-                u128::MAX
-            } else {
-                (1u128 << (st.cols * 8)) - 1
-            };
-            seen.iter().filter(|&&m| m == full).count() < data
+            let masks = op.masks();
+            // A touched column is partial unless every data member overwrites it whole.
+            (0..st.cols).any(|c| {
+                let col = |m: &u128| (m >> (c * 8)) as u8;
+                let touched = masks.iter().any(|m| col(m) != 0);
+                let full = masks.iter().filter(|m| col(m) == 0xff).count();
+                touched && full < data
+            })
         })
     }
 
     /// Starts every operation: each takes its slot (waiting for one if needed) and runs as a
     /// job, or here when no memory is left for the job.
+    ///
+    /// Operations are grouped, up to `GROUP_MAX` to a job. Heads are taken without waiting
+    /// while the group fills; when they cannot be (the window is busy, maybe with an earlier
+    /// operation of this very group, or the cache is short), the group is started first, so
+    /// that nothing waits on heads held by a group that was never started.
     pub fn dispatch(self, st: &Stripes) {
+        let mut group = Group { ops: KVec::new() };
         for mut op in self.ops {
-            op.slot = Some(st.acquire(op.unit, op.columns(st)));
-            if let Err(op) = spawn(&st.wq, op) {
-                op.run();
+            let cols = op.columns(st);
+            let slot = match st.try_acquire(op.unit, cols) {
+                Some(slot) => slot,
+                None => {
+                    group.start(st);
+                    st.acquire(op.unit, cols)
+                }
+            };
+            op.slot = Some(slot);
+            room(&mut group.ops);
+            // Room was made above: this push does not allocate, so cannot fail.
+            let _ = group.ops.push(op, GFP_KERNEL);
+            if group.ops.len() >= GROUP_MAX {
+                group.start(st);
             }
         }
+        group.start(st);
     }
 }
 
@@ -459,38 +520,141 @@ impl Default for Batch {
     }
 }
 
-impl Job for StripeOp {
-    fn run(mut self) {
-        let Some(slot) = self.slot.take() else {
+impl Group {
+    /// Hands the operations gathered so far to a job (run here if no job can be had).
+    fn start(&mut self, st: &Stripes) {
+        if self.ops.is_empty() {
             return;
-        };
-        let Some(first) = self.pieces.first() else {
-            return;
-        };
-        // The pieces hold their requests, and the requests the array.
-        let array = first.src.request().data();
-        let Some(st) = array.stripes() else {
-            self.fail(BlkStatus::IOERR);
-            return;
-        };
-        let mut slot = slot;
-        let res = noio(|| {
-            if self.read {
-                self.run_read(&array, st, &mut slot)
-            } else {
-                self.run_write(&array, st, &mut slot)
-            }
-        });
-        if let Err(status) = res {
-            self.fail(status);
         }
-        st.release(self.unit, slot);
-        // Dropping the pieces completes requests whose last piece this was.
+        let group = Group {
+            ops: core::mem::replace(&mut self.ops, KVec::new()),
+        };
+        if let Err(group) = spawn(&st.wq, group) {
+            group.run();
+        }
     }
 }
 
-/// Member I/O of a window: for each member, runs of consecutive columns whose sets (`sets[c]`)
-/// contain it, one bio each. Returns the members whose I/O failed.
+impl Job for Group {
+    fn run(mut self) {
+        let Some(first) = self.ops.first().and_then(|op| op.pieces.first()) else {
+            return;
+        };
+        // The pieces hold their requests, and the requests the array; this reference keeps
+        // one request, and so the array, until the heads are back.
+        let rq = first.src.request().clone();
+        let array = rq.data();
+        let Some(st) = array.stripes() else {
+            for op in self.ops.iter() {
+                op.fail(BlkStatus::IOERR);
+            }
+            return;
+        };
+        noio(|| run_group(&array, st, &mut self.ops));
+        for op in self.ops.iter_mut() {
+            if let Some(slot) = op.slot.take() {
+                st.release(op.unit, slot);
+            }
+        }
+        // Dropping the operations drops their pieces, which completes requests whose last
+        // piece this was.
+    }
+}
+
+/// Runs a group's operations: reads of failed members' blocks one by one; writes in three
+/// phases, all reads, all computing, all writes. A write whose reads failed starts over on its
+/// own, re-planned around the failing member.
+fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
+    let n = array.members().len();
+    let cols = st.cols.min(MAX_COLS);
+    let mut states: KVec<Option<WriteState>> = KVec::new();
+    for op in ops.iter_mut() {
+        room(&mut states);
+        let state = if op.read {
+            op.run_alone(array, st);
+            None
+        } else {
+            match op.plan_write(array, st, 0) {
+                Ok(w) => Some(w),
+                Err(status) => {
+                    op.fail(status);
+                    None
+                }
+            }
+        };
+        let _ = states.push(state, GFP_KERNEL);
+    }
+    // Reads of every write, together.
+    let bad = PageIo::batch(|io| {
+        for (op, w) in ops.iter().zip(states.iter()) {
+            let (Some(w), Some(slot)) = (w, op.slot.as_ref()) else {
+                continue;
+            };
+            if op
+                .submit(io, st, array, slot, &w.reads()[..cols], false)
+                .is_err()
+            {
+                return Err(BlkStatus::IOERR);
+            }
+        }
+        Ok(io.wait().0)
+    });
+    if bad != Ok(0) {
+        // Rare: a member failed a read. Each write then runs alone, re-planned.
+        if let Ok(bad) = bad {
+            for m in bits(bad) {
+                array.count_error(m);
+            }
+        }
+        for (op, w) in ops.iter_mut().zip(states.iter()) {
+            if w.is_some() {
+                op.run_alone(array, st);
+            }
+        }
+        return;
+    }
+    for (op, w) in ops.iter_mut().zip(states.iter_mut()) {
+        // Only writes that planned: taking the slot of any other operation here would lose it.
+        let Some(state) = w.as_ref() else { continue };
+        let Some(mut slot) = op.slot.take() else {
+            continue;
+        };
+        let res = op.compute(st, state, &mut slot, n);
+        op.slot = Some(slot);
+        if let Err(status) = res {
+            op.fail(status);
+            *w = None;
+        }
+    }
+    array.writes.fetch_add(1, Ordering::Acquire);
+    let bad = PageIo::batch(|io| {
+        for (op, w) in ops.iter().zip(states.iter()) {
+            let (Some(w), Some(slot)) = (w, op.slot.as_ref()) else {
+                continue;
+            };
+            if op
+                .submit(io, st, array, slot, &w.writes()[..cols], true)
+                .is_err()
+            {
+                return Err(BlkStatus::IOERR);
+            }
+        }
+        Ok(io.wait().0)
+    });
+    array.writes.fetch_sub(1, Ordering::Release);
+    for (op, w) in ops.iter().zip(states.iter()) {
+        let Some(w) = w else { continue };
+        let res = match bad {
+            Ok(bad) => op.after_writes(array, st, bad & w.written_members(), w.rewrite),
+            Err(status) => Err(status),
+        };
+        if let Err(status) = res {
+            op.fail(status);
+        }
+    }
+}
+
+/// Member I/O of a window, waited for: returns the members whose I/O failed.
 fn window_io(
     st: &Stripes,
     array: &Array,
@@ -500,47 +664,101 @@ fn window_io(
     write: bool,
     fua: bool,
 ) -> Result<Set, BlkStatus> {
-    let first = slot
+    PageIo::batch(|io| {
+        submit_sets(io, st, array, slot, base, sets, write, fua)?;
+        Ok(io.wait().0)
+    })
+}
+
+/// Adds a window's member I/O to `io`: for each member, one bio per run of consecutive columns
+/// whose sets (`sets[c]`) contain it.
+#[expect(clippy::too_many_arguments)]
+fn submit_sets<'a>(
+    io: &mut PageIo<'_, 'a>,
+    st: &Stripes,
+    array: &Array,
+    slot: &'a Slot,
+    base: u64,
+    sets: &[Set],
+    write: bool,
+    fua: bool,
+) -> Result<(), BlkStatus> {
+    let Some(first) = slot
         .heads
         .iter()
         .flatten()
         .next()
         .and_then(|h| h.pages.first())
-        .ok_or(BlkStatus::IOERR)?;
-    PageIo::batch(|io| {
-        let mut pages: [&PageBuf; MAX_COLS] = [first; MAX_COLS];
-        for (m, member) in array.members().iter().enumerate() {
-            let mut c = 0;
-            while let Some(&set) = sets.get(c) {
-                if set & (1u64 << m) == 0 {
-                    c += 1;
-                    continue;
-                }
-                let start = c;
-                let mut n = 0;
-                while sets.get(c).is_some_and(|&s| s & (1u64 << m) != 0) {
-                    if let (Some(dst), Some(p)) = (pages.get_mut(n), slot.page(m, c)) {
-                        *dst = p;
-                        n += 1;
-                    }
-                    c += 1;
-                }
-                let sector = base + start as u64 * COL_SECTORS;
-                let run = pages.get(..n).unwrap_or(&[]);
-                // A bio that cannot be built counts as that member's failure.
-                if io
-                    .submit(&st.bioset, &member.dev, m, sector, write, fua, run)
-                    .is_err()
-                {
-                    return Err(BlkStatus::IOERR);
-                }
+    else {
+        // No heads: nothing to do.
+        return Ok(());
+    };
+    let mut pages: [&PageBuf; MAX_COLS] = [first; MAX_COLS];
+    for (m, member) in array.members().iter().enumerate() {
+        let mut c = 0;
+        while let Some(&set) = sets.get(c) {
+            if set & (1u64 << m) == 0 {
+                c += 1;
+                continue;
             }
+            let start = c;
+            let mut n = 0;
+            while sets.get(c).is_some_and(|&s| s & (1u64 << m) != 0) {
+                if let (Some(dst), Some(p)) = (pages.get_mut(n), slot.page(m, c)) {
+                    *dst = p;
+                    n += 1;
+                }
+                c += 1;
+            }
+            let sector = base + start as u64 * COL_SECTORS;
+            let run = pages.get(..n).unwrap_or(&[]);
+            io.submit(&st.bioset, &member.dev, m, sector, write, fua, run)
+                .map_err(|_| BlkStatus::IOERR)?;
         }
-        Ok(io.wait().0)
-    })
+    }
+    Ok(())
 }
 
 impl StripeOp {
+    /// Runs this operation by itself, failing its requests on error.
+    fn run_alone(&mut self, array: &Array, st: &Stripes) {
+        let Some(mut slot) = self.slot.take() else {
+            self.fail(BlkStatus::IOERR);
+            return;
+        };
+        let res = if self.read {
+            self.run_read(array, st, &mut slot)
+        } else {
+            self.run_write(array, st, &mut slot)
+        };
+        self.slot = Some(slot);
+        if let Err(status) = res {
+            self.fail(status);
+        }
+    }
+
+    /// Adds this window's member I/O for `sets` (one set of members per column) to `io`.
+    fn submit<'a>(
+        &self,
+        io: &mut PageIo<'_, 'a>,
+        st: &Stripes,
+        array: &Array,
+        slot: &'a Slot,
+        sets: &[Set],
+        write: bool,
+    ) -> Result<(), BlkStatus> {
+        submit_sets(
+            io,
+            st,
+            array,
+            slot,
+            self.base(st),
+            sets,
+            write,
+            write && self.fua,
+        )
+    }
+
     /// The columns the pieces touch, as a bit mask.
     fn columns(&self, st: &Stripes) -> u32 {
         let mut cols = 0u32;
@@ -576,66 +794,64 @@ impl StripeOp {
         w
     }
 
-    fn run_write(&self, array: &Array, st: &Stripes, slot: &mut Slot) -> Result<(), BlkStatus> {
-        let cols = st.cols;
+    /// Plans every column of a write against the members failed now plus `rewrite`.
+    fn plan_write(
+        &self,
+        array: &Array,
+        st: &Stripes,
+        rewrite: Set,
+    ) -> Result<WriteState, BlkStatus> {
         let n = array.members().len();
         let masks = self.masks();
-        let eng = super::engines::stripe_engines();
-        let base = self.base(st);
-        let mut written = [0 as Set; MAX_COLS];
-        let mut full = [0 as Set; MAX_COLS];
+        let mut w = WriteState {
+            col: Column::new(&st.geo, self.stripe, array.failed_set() | rewrite),
+            plans: [None; MAX_COLS],
+            written: [0; MAX_COLS],
+            full: [0; MAX_COLS],
+            rewrite,
+        };
         for (m, mask) in masks.iter().enumerate().take(n) {
-            for c in 0..cols {
+            for c in 0..st.cols.min(MAX_COLS) {
                 let col = (mask >> (c * 8)) as u8;
                 if col != 0 {
-                    written[c] |= 1 << m;
+                    w.written[c] |= 1 << m;
                 }
                 if col == 0xff {
-                    full[c] |= 1 << m;
+                    w.full[c] |= 1 << m;
                 }
             }
         }
-        let mut rewrite: Set = 0;
-        let mut plans = [None; MAX_COLS];
-        let mut col;
-        let mut attempt = 0;
-        loop {
-            let failed = array.failed_set() | rewrite;
-            col = Column::new(&st.geo, self.stripe, failed);
-            for c in 0..cols {
-                plans[c] = if written[c] == 0 {
-                    None
-                } else {
-                    Some(
-                        plan::plan_rewrite(&col, written[c], full[c], rewrite).map_err(|_| {
-                            array.set_broken();
-                            BlkStatus::IOERR
-                        })?,
-                    )
-                };
-            }
-            let reads: [Set; MAX_COLS] = core::array::from_fn(|c| plans[c].map_or(0, |p| p.read));
-            let bad = window_io(st, array, slot, base, &reads[..cols], false, false)?;
-            if bad == 0 {
-                break;
-            }
-            // A member failed a read: rebuild its blocks from the others and rewrite them.
-            for m in bits(bad) {
-                array.count_error(m);
-            }
-            rewrite |= bad;
-            attempt += 1;
-            if attempt > MAX_REPLANS {
-                return Err(BlkStatus::IOERR);
+        for c in 0..st.cols.min(MAX_COLS) {
+            if w.written[c] != 0 {
+                let p =
+                    plan::plan_rewrite(&w.col, w.written[c], w.full[c], rewrite).map_err(|_| {
+                        array.set_broken();
+                        BlkStatus::IOERR
+                    })?;
+                w.plans[c] = Some(p);
             }
         }
+        Ok(w)
+    }
+
+    /// Between the reads and the writes: folds old blocks out, copies the new data in, and
+    /// computes parity.
+    fn compute(
+        &self,
+        st: &Stripes,
+        w: &WriteState,
+        slot: &mut Slot,
+        n: usize,
+    ) -> Result<(), BlkStatus> {
+        let eng = super::engines::stripe_engines();
         let fpu = KernelFpu;
+        let cols = st.cols.min(MAX_COLS);
         for c in 0..cols {
-            let Some(p) = plans[c] else { continue };
+            let Some(p) = w.plans[c] else { continue };
             let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
                 core::array::from_fn(|_| <&mut [u8]>::default());
             slot.column(c, &mut bufs);
-            plan::pre_write(&eng, &fpu, &col, &p, written[c], &mut bufs[..n])
+            plan::pre_write(&eng, &fpu, &w.col, &p, w.written[c], &mut bufs[..n])
                 .map_err(|_| BlkStatus::IOERR)?;
         }
         for piece in self.pieces.iter() {
@@ -650,19 +866,44 @@ impl StripeOp {
             }
         }
         for c in 0..cols {
-            let Some(p) = plans[c] else { continue };
+            let Some(p) = w.plans[c] else { continue };
             let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
                 core::array::from_fn(|_| <&mut [u8]>::default());
             slot.column(c, &mut bufs);
-            plan::post_write(&eng, &fpu, &col, &p, written[c], &mut bufs[..n])
+            plan::post_write(&eng, &fpu, &w.col, &p, w.written[c], &mut bufs[..n])
                 .map_err(|_| BlkStatus::IOERR)?;
         }
-        let writes: [Set; MAX_COLS] = core::array::from_fn(|c| plans[c].map_or(0, |p| p.write));
+        Ok(())
+    }
+
+    /// A write on its own: reads (re-planned while members fail reads), computes, writes.
+    fn run_write(&self, array: &Array, st: &Stripes, slot: &mut Slot) -> Result<(), BlkStatus> {
+        let cols = st.cols.min(MAX_COLS);
+        let base = self.base(st);
+        let mut rewrite: Set = 0;
+        let mut attempt = 0;
+        let w = loop {
+            let w = self.plan_write(array, st, rewrite)?;
+            let bad = window_io(st, array, slot, base, &w.reads()[..cols], false, false)?;
+            if bad == 0 {
+                break w;
+            }
+            // A member failed a read: rebuild its blocks from the others and rewrite them.
+            for m in bits(bad) {
+                array.count_error(m);
+            }
+            rewrite |= bad;
+            attempt += 1;
+            if attempt > MAX_REPLANS {
+                return Err(BlkStatus::IOERR);
+            }
+        };
+        self.compute(st, &w, slot, array.members().len())?;
         array.writes.fetch_add(1, Ordering::Acquire);
-        let res = window_io(st, array, slot, base, &writes[..cols], true, self.fua);
+        let res = window_io(st, array, slot, base, &w.writes()[..cols], true, self.fua);
         array.writes.fetch_sub(1, Ordering::Release);
         let bad = res?;
-        self.after_writes(array, st, bad, rewrite)
+        self.after_writes(array, st, bad & w.written_members(), rewrite)
     }
 
     /// Fails members whose writes failed; reports repaired read errors.
