@@ -79,7 +79,8 @@ fn count(s: Set) -> usize {
     s.count_ones() as usize
 }
 
-fn bits(mut s: Set) -> impl Iterator<Item = usize> {
+/// The members of `s`, lowest first.
+pub fn bits(mut s: Set) -> impl Iterator<Item = usize> {
     core::iter::from_fn(move || {
         if s == 0 {
             return None;

@@ -9,6 +9,7 @@
 //! ([`super::repair`]).
 
 use super::{Array, Level};
+pub(super) use crate::plan::bits;
 use crate::sys::bio::{Bio, BioCtx};
 use crate::sys::disk::{defer, DeferredBio, DiskOps};
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
@@ -428,16 +429,4 @@ impl Array {
         st.closing = true;
         Ok(())
     }
-}
-
-/// The set bits of `map`, lowest first.
-pub(super) fn bits(mut map: u64) -> impl Iterator<Item = usize> {
-    core::iter::from_fn(move || {
-        if map == 0 {
-            return None;
-        }
-        let i = map.trailing_zeros() as usize;
-        map &= map - 1;
-        Some(i)
-    })
 }

@@ -566,7 +566,6 @@ impl Job for Group {
 /// own, re-planned around the failing member.
 fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
     let n = array.members().len();
-    let cols = st.cols.min(MAX_COLS);
     let mut states: KVec<Option<WriteState>> = KVec::new();
     for op in ops.iter_mut() {
         room(&mut states);
@@ -585,20 +584,7 @@ fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
         let _ = states.push(state, GFP_KERNEL);
     }
     // Reads of every write, together.
-    let bad = PageIo::batch(|io| {
-        for (op, w) in ops.iter().zip(states.iter()) {
-            let (Some(w), Some(slot)) = (w, op.slot.as_ref()) else {
-                continue;
-            };
-            if op
-                .submit(io, st, array, slot, &w.reads()[..cols], false)
-                .is_err()
-            {
-                return Err(BlkStatus::IOERR);
-            }
-        }
-        Ok(io.wait().0)
-    });
+    let bad = group_io(array, st, ops, &states, false);
     if bad != Ok(0) {
         // Rare: a member failed a read. Each write then runs alone, re-planned.
         if let Ok(bad) = bad {
@@ -627,20 +613,7 @@ fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
         }
     }
     array.writes.fetch_add(1, Ordering::Acquire);
-    let bad = PageIo::batch(|io| {
-        for (op, w) in ops.iter().zip(states.iter()) {
-            let (Some(w), Some(slot)) = (w, op.slot.as_ref()) else {
-                continue;
-            };
-            if op
-                .submit(io, st, array, slot, &w.writes()[..cols], true)
-                .is_err()
-            {
-                return Err(BlkStatus::IOERR);
-            }
-        }
-        Ok(io.wait().0)
-    });
+    let bad = group_io(array, st, ops, &states, true);
     array.writes.fetch_sub(1, Ordering::Release);
     for (op, w) in ops.iter().zip(states.iter()) {
         let Some(w) = w else { continue };
@@ -652,6 +625,28 @@ fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
             op.fail(status);
         }
     }
+}
+
+/// One phase of a group: the reads (or the writes) of every planned write, waited for together.
+/// Returns the members whose I/O failed.
+fn group_io(
+    array: &Array,
+    st: &Stripes,
+    ops: &[StripeOp],
+    states: &[Option<WriteState>],
+    write: bool,
+) -> Result<Set, BlkStatus> {
+    let cols = st.cols.min(MAX_COLS);
+    PageIo::batch(|io| {
+        for (op, w) in ops.iter().zip(states.iter()) {
+            let (Some(w), Some(slot)) = (w, op.slot.as_ref()) else {
+                continue;
+            };
+            let sets = if write { w.writes() } else { w.reads() };
+            op.submit(io, st, array, slot, &sets[..cols], write)?;
+        }
+        Ok(io.wait().0)
+    })
 }
 
 /// Member I/O of a window, waited for: returns the members whose I/O failed.

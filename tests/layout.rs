@@ -10,20 +10,9 @@ use rraid_host_tests::layout::raid1::Raid1;
 use rraid_host_tests::layout::raid5::{Algorithm, Raid5, StripeShape};
 use rraid_host_tests::layout::{check_chunk, GeometryError, MAX_MEMBERS};
 
-/// A small deterministic PRNG (xorshift64*), so failures reproduce from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Reference RAID0: array sector -> (member, member sector), by counting chunks one by one.
 fn ref_raid0(members: u64, chunk: u64, data_offset: u64, sector: u64) -> (usize, u64) {

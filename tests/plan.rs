@@ -11,24 +11,9 @@ use rraid_host_tests::layout::raid5::{Algorithm, Raid5};
 use rraid_host_tests::parity::{Engine, UserFpu};
 use rraid_host_tests::plan::{self, Column, Engines, Method};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn fill(&mut self, b: &mut [u8]) {
-        for x in b {
-            *x = self.next() as u8;
-        }
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 const BLOCK: usize = 128;
 const STRIPES: u64 = 6;
