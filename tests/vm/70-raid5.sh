@@ -141,6 +141,16 @@ md_check0() {
 	[ "$mc" = 0 ] || { fail "md check over rraid's members: mismatch_cnt $mc"; return 1; }
 }
 
+# md_agrees BYTES: rraid0 is removed and md assembled over the same members reads the same
+# first BYTES as rraid0 did, and md's check finds no mismatch.
+md_agrees() {
+	dev_save /dev/rraid0 "$1" || return 1
+	rm_array rraid0 || return 1
+	md_asm $members || return 1
+	dev_cmp /dev/md0 /tmp/got 0 "$1" || { fail "md0 reads back differently from what rraid0 wrote"; return 1; }
+	md_check0
+}
+
 # --- data helpers ------------------------------------------------------------------------------
 
 # Under TCG /dev/urandom is slow to read, fio slow to start (it loads 80 MiB of libraries), and
@@ -333,11 +343,7 @@ r5_cfg() {
 	size=$(dev_bytes /dev/rraid0)
 	[ "$size" -eq "$md_bytes" ] || { fail "rraid0 is $size bytes, md0 was $md_bytes"; return 1; }
 	fio_suite /dev/rraid0 "$size" $((n * 100 + ck)) || return 1
-	dev_save /dev/rraid0 "$size" || return 1
-	rm_array rraid0 || return 1
-	md_asm $members || return 1
-	dev_cmp /dev/md0 /tmp/got 0 "$size" || { fail "md0 reads back differently from what rraid0 wrote"; return 1; }
-	md_check0 || return 1
+	md_agrees "$size"
 }
 
 # r5_matrix LEVEL LAYOUT: (RRAID_FULL) every member count, the chunk taking 4K, 64K and 512K in
@@ -356,12 +362,7 @@ r5_matrix() {
 		r5_attrs "$md_comp" || return 1
 		fio_verify /dev/rraid0 --randseed=$((m * 1000 + c)) --bsrange=4k-1M --iodepth=32 \
 			--io_size=$((md_bytes < 4 << 20 ? md_bytes : 4 << 20)) || return 1
-		dev_save /dev/rraid0 "$md_bytes" || return 1
-		rm_array rraid0 || return 1
-		md_asm $members || return 1
-		dev_cmp /dev/md0 /tmp/got 0 "$md_bytes" ||
-			{ fail "n=$m chunk ${c}K: md0 reads differently from rraid0"; return 1; }
-		md_check0 || return 1
+		md_agrees "$md_bytes" || { fail "n=$m chunk ${c}K (above)"; return 1; }
 		md_stop /dev/md0 || return 1
 		m=$((m + 1))
 	done
@@ -411,15 +412,20 @@ r5_spellings() {
 
 # --- concurrency -------------------------------------------------------------------------------
 
-# r5_conc LEVEL LAYOUT N CHUNK_K JOBS LOOPS: JOBS fio jobs write disjoint 4K blocks inside the
-# first 4 full stripes at QD 32 (job i the blocks = i mod JOBS), each loop then verified while
-# the other jobs go on writing the same stripes; afterwards md reads the same bytes and finds no
-# mismatch.
+# r5_conc LEVEL LAYOUT N CHUNK_K JOBS LOOPS [SLOTS...]: JOBS fio jobs write disjoint 4K blocks
+# inside the first 4 full stripes at QD 32 (job i the blocks = i mod JOBS), each loop then
+# verified while the other jobs go on writing the same stripes; afterwards md reads the same
+# bytes and finds no mismatch. With SLOTS, those members fail first: blocks are reconstructed
+# while others of their stripe are written, and md from the survivors reads the same bytes.
 r5_conc() {
 	geo "$1" "$2" "$3" "$4"
 	j=$5 loops=$6
+	shift 6
 	md_prep 1024 || return 1
 	mk_geo "$md_comp" || return 1
+	for s in "$@"; do
+		fail_slot "$s" || return 1
+	done
 	region=$((4 * stripe))
 	[ $((region / 4096)) -ge "$j" ] || { fail "4 stripes hold fewer than $j blocks"; return 1; }
 	jobs=
@@ -432,11 +438,13 @@ r5_conc() {
 	fio --filename=/dev/rraid0 $FIO_COMMON --bs=4k --iodepth=32 --rw=write:$(((j - 1) * 4))k \
 		--loops="$loops" --do_verify=1 $jobs ||
 		{ fail "fio: $j writers of disjoint blocks in 4 stripes"; return 1; }
+	[ $# -gt 0 ] || { md_agrees "$md_bytes"; return; }
+	expect_attr rraid0 degraded $# || return 1
 	dev_save /dev/rraid0 "$md_bytes" || return 1
 	rm_array rraid0 || return 1
-	md_asm $members || return 1
-	dev_cmp /dev/md0 /tmp/got 0 "$md_bytes" || { fail "md0 reads back differently from what rraid0 wrote"; return 1; }
-	md_check0 || return 1
+	md_asm $(without "$@") || return 1
+	dev_cmp /dev/md0 /tmp/got 0 "$md_bytes" ||
+		{ fail "md from the survivors reads differently from rraid0"; return 1; }
 }
 
 # r5_small_cache LEVEL N: stripe_cache_size 17 (md's smallest), fio verify with 4 writers at
@@ -474,11 +482,38 @@ r5_small_cache() {
 	[ $rc -eq 0 ] || { fail "fio verify while stripe_cache_size changes"; return 1; }
 	bad=$(grep -vc '^OK$' /tmp/sc-answers)
 	[ "$bad" -eq 0 ] || { sort /tmp/sc-answers | uniq -c; fail "$bad stripe_cache_size writes refused under I/O"; return 1; }
-	dev_save /dev/rraid0 "$md_bytes" || return 1
-	rm_array rraid0 || return 1
-	md_asm $members || return 1
-	dev_cmp /dev/md0 /tmp/got 0 "$md_bytes" || { fail "md0 reads back differently from what rraid0 wrote"; return 1; }
-	md_check0 || return 1
+	md_agrees "$md_bytes"
+}
+
+# r5_flush: fsync after a buffered write flushes every member (as RAID 0 and 1 do); an O_DIRECT
+# O_SYNC 4K write (FUA) reaches stable storage on its data and its parity member: each sees a
+# flush (the virtio members have a write cache and no FUA, so FUA becomes a flush there).
+r5_flush() {
+	geo 5 ls 4 64
+	mk_geo 1024 || return 1
+	[ "$(cat /sys/block/rraid0/queue/write_cache)" = "write back" ] ||
+		{ fail "rraid0 over write-back members is '$(cat /sys/block/rraid0/queue/write_cache)'"; return 1; }
+	fl=$(for d in $members; do echo "/sys/block/$(kname "$d")/stat"; done)
+	f0=$(awk '{ printf "%s ", $16 }' $fl)
+	dd if=/dev/zero of=/dev/rraid0 bs=4k count=1 seek=3 conv=fsync,notrunc 2>/dev/null ||
+		{ fail "dd conv=fsync"; return 1; }
+	f1=$(awk '{ printf "%s ", $16 }' $fl)
+	d=$(reads_delta "$f0" "$f1")
+	echo "fsync: member flushes $f0 -> $f1 ($d)"
+	for x in $(echo $d | awk '{ $NF = ""; print }'); do
+		[ "$x" -gt 0 ] || { fail "fsync did not flush every member: flushes $f0 -> $f1"; return 1; }
+	done
+	# Stripe 5, data block 0: left-symmetric puts it on slot ls_disk 5 0, parity on ls_parity 5.
+	ds=$(ls_disk 5 0)
+	ps=$(ls_parity 5)
+	f0=$(awk '{ printf "%s ", $16 }' $fl)
+	dd if=/dev/zero of=/dev/rraid0 bs=4k count=1 seek=$((5 * stripe / 4096)) oflag=direct,sync \
+		conv=notrunc 2>/dev/null || { fail "dd oflag=direct,sync"; return 1; }
+	f1=$(awk '{ printf "%s ", $16 }' $fl)
+	d=$(reads_delta "$f0" "$f1")
+	echo "O_SYNC 4K write (data slot $ds, parity slot $ps): member flushes $f0 -> $f1 ($d)"
+	[ "$(nth $((ds + 1)) $d)" -gt 0 ] && [ "$(nth $((ps + 1)) $d)" -gt 0 ] ||
+		{ fail "O_SYNC write: data slot $ds and parity slot $ps not both flushed: $d"; return 1; }
 }
 
 # --- read-modify-write, reconstruct-write, gathering --------------------------------------------
@@ -875,11 +910,7 @@ r5_oracle() {
 	io=$((size < 24 << 20 ? size : 24 << 20))
 	sd=$((ORACLE_SEED % 100000 + $1))
 	fio_verify /dev/rraid0 --randseed="$sd" --bsrange=4k-1M --io_size="$io" || return 1
-	dev_save /dev/rraid0 "$size" || return 1
-	rm_array rraid0 || return 1
-	md_asm $members || return 1
-	dev_cmp /dev/md0 /tmp/got 0 "$size" || { fail "md0 reads back differently from what rraid0 wrote"; return 1; }
-	md_check0 || return 1
+	md_agrees "$size" || return 1
 	# md writes, rraid reads.
 	fio_fill /dev/md0 --randseed=$((sd + 1)) --bsrange=4k-1M --io_size="$io" || return 1
 	dev_save /dev/md0 "$size" || return 1
@@ -993,7 +1024,10 @@ t_run raid6-parity-first-n7-c64K r5_cfg 6 parity-first 7 64 4096
 t_run raid6-parity-last-n4-c64K r5_cfg 6 parity-last 4 64 4096
 t_run raid5-conc-n3-c4K r5_conc 5 ls 3 4 8 20
 t_run raid6-conc-n6-c64K r5_conc 6 ls 6 64 8 6
+t_run raid5-conc-degraded-n4-c4K r5_conc 5 rs 4 4 6 15 2
+t_run raid6-conc-degraded-n5-c4K r5_conc 6 la 5 4 6 15 0 3
 t_run raid6-stripe-cache-17 r5_small_cache 6 5
+t_run raid5-flush-fua r5_flush
 t_run raid5-rmw-rcw-reads r5_rmw
 t_run raid5-gather-uring r5_gather 0
 t_run raid5-gather-uring-nomerges r5_gather 2
