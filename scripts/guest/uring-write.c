@@ -1,13 +1,14 @@
 // uring-write: writes several byte ranges of a file to the same offsets of a block device,
 // O_DIRECT, all in one io_uring_enter().
 //
-// Usage: uring-write [-m MIRROR] DEVICE SOURCE OFFSET:LENGTH...   (bytes, multiples of 512)
+// Usage: uring-write [-d] [-m MIRROR] DEVICE SOURCE OFFSET:LENGTH...   (bytes, multiples of 512)
 //
 // Each range becomes one IORING_OP_WRITE of SOURCE's bytes [OFFSET, OFFSET+LENGTH) to DEVICE at
 // OFFSET. io_uring plugs a submission only when it holds more than two entries
 // (io_submit_state_start: need_plug = max_ios > 2), so fewer than three ranges are padded with
 // IORING_OP_NOPs: the writes then reach the block layer under one plug and arrive together,
 // which is what a test of gathering adjacent partial-stripe writes into one full stripe needs.
+// With -d, every write carries RWF_DSYNC (on a block device: a FUA write).
 // With -m, once every write has completed in full, the same ranges are also written into the
 // file MIRROR (a test's image of what the device should hold).
 // Exits 0 when every write completed in full; prints the failing range and exits 1 otherwise.
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/io_uring.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +33,12 @@
 int main(int argc, char **argv)
 {
 	const char *mirror = NULL;
+	int dsync = 0;
+	if (argc > 1 && !strcmp(argv[1], "-d")) {
+		dsync = 1;
+		argv++;
+		argc--;
+	}
 	if (argc > 2 && !strcmp(argv[1], "-m")) {
 		mirror = argv[2];
 		argv += 2;
@@ -38,7 +46,7 @@ int main(int argc, char **argv)
 	}
 	if (argc < 4 || argc - 3 > MAX_RANGES) {
 		fprintf(stderr,
-			"usage: uring-write [-m MIRROR] DEVICE SOURCE OFFSET:LENGTH... (at most %d)\n",
+			"usage: uring-write [-d] [-m MIRROR] DEVICE SOURCE OFFSET:LENGTH... (at most %d)\n",
 			MAX_RANGES);
 		return 2;
 	}
@@ -106,6 +114,8 @@ int main(int argc, char **argv)
 			s->addr = (uintptr_t)buf[i];
 			s->len = len[i];
 			s->off = off[i];
+			if (dsync)
+				s->rw_flags = RWF_DSYNC;
 		} else {
 			s->opcode = IORING_OP_NOP;
 		}

@@ -486,7 +486,7 @@ r5_small_cache() {
 }
 
 # r5_flush: fsync after a buffered write flushes every member (as RAID 0 and 1 do); an O_DIRECT
-# O_SYNC 4K write (FUA) reaches stable storage on its data and its parity member: each sees a
+# RWF_DSYNC 4K write (FUA) reaches stable storage on its data and its parity member: each sees a
 # flush (the virtio members have a write cache and no FUA, so FUA becomes a flush there).
 r5_flush() {
 	geo 5 ls 4 64
@@ -506,14 +506,15 @@ r5_flush() {
 	# Stripe 5, data block 0: left-symmetric puts it on slot ls_disk 5 0, parity on ls_parity 5.
 	ds=$(ls_disk 5 0)
 	ps=$(ls_parity 5)
+	pat /tmp/pat1 "$(dev_bytes /dev/rraid0)" || return 1
 	f0=$(awk '{ printf "%s ", $16 }' $fl)
-	dd if=/dev/zero of=/dev/rraid0 bs=4k count=1 seek=$((5 * stripe / 4096)) oflag=direct,sync \
-		conv=notrunc 2>/dev/null || { fail "dd oflag=direct,sync"; return 1; }
+	$UWRITE -d /dev/rraid0 /tmp/pat1 $((5 * stripe)):4096 || { fail "RWF_DSYNC write"; return 1; }
 	f1=$(awk '{ printf "%s ", $16 }' $fl)
 	d=$(reads_delta "$f0" "$f1")
-	echo "O_SYNC 4K write (data slot $ds, parity slot $ps): member flushes $f0 -> $f1 ($d)"
+	echo "RWF_DSYNC 4K write (data slot $ds, parity slot $ps): member flushes $f0 -> $f1 ($d)"
+	note "member flushes from one RWF_DSYNC 4K write (data slot $ds, parity slot $ps): $d"
 	[ "$(nth $((ds + 1)) $d)" -gt 0 ] && [ "$(nth $((ps + 1)) $d)" -gt 0 ] ||
-		{ fail "O_SYNC write: data slot $ds and parity slot $ps not both flushed: $d"; return 1; }
+		{ fail "RWF_DSYNC write: data slot $ds and parity slot $ps not both flushed: $d"; return 1; }
 }
 
 # --- read-modify-write, reconstruct-write, gathering --------------------------------------------
