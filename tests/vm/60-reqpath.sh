@@ -287,51 +287,10 @@ rp_stacked() {
 	ext4_check /dev/rraid0 || return 1
 }
 
-# fi_range: require-start and require-end around rraid's text, from its symbols.
-fi_range() {
-	grep -E ' [tT] .*\[rraid\]$' /proc/kallsyms | cut -d' ' -f1 | sort | sed -n '1p;$p' | tr '\n' ' '
-}
-
-# fi_setup ATTR START END TIMES: aims fault injection ATTR (failslab, fail_page_alloc) at rraid.
-fi_setup() {
-	d=/sys/kernel/debug/$1
-	[ -d "$d" ] || { fail "$d missing"; return 1; }
-	echo "0x$2" >"$d/require-start" && echo "0x$3" >"$d/require-end" &&
-		echo 32 >"$d/stacktrace-depth" && echo N >"$d/ignore-gfp-wait" &&
-		echo 1 >"$d/verbose" && echo 1000 >"$d/verbose_ratelimit_burst" &&
-		echo 1 >"$d/interval" && echo "$4" >"$d/times" && echo 0 >"$d/space" ||
-		{ fail "configure $1"; return 1; }
-	[ "$1" = fail_page_alloc ] && { echo 0 >"$d/min-order"; echo N >"$d/ignore-gfp-highmem"; }
-	echo 20 >"$d/probability"
-}
-
-fi_off() {
-	for a in failslab fail_page_alloc; do
-		echo 0 >"/sys/kernel/debug/$a/probability" 2>/dev/null
-	done
-}
-
-# rp_failslab LEVEL: writes and verified reads while 20% of the allocations made with rraid on
-# the stack fail. Nothing hangs, nothing is lost; the injected failures must show in dmesg.
+# rp_failslab LEVEL: fault injection aimed at rraid under fio verify (lib.sh failslab_verify).
 rp_failslab() {
 	set -- "$1" $DISKS
-	mk rraid0 "level=$1 chunk=64K assume-clean" "$2" "$3" || return 1
-	set -- $(fi_range)
-	[ -n "$2" ] || { fail "no rraid text symbols in /proc/kallsyms"; return 1; }
-	# The last function's end is not listed: 64 KiB past the last symbol covers it.
-	end=$(printf '%x' $((0x$2 + 65536)))
-	fi_setup failslab "$1" "$end" 400 || return 1
-	fi_setup fail_page_alloc "$1" "$end" 400 || return 1
-	fio --name=fi --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-1M \
-		--iodepth=32 --numjobs=2 --offset_increment=24M --size=20M --do_verify=1
-	rc=$?
-	fi_off
-	forced=$(dmesg | grep -c 'FAULT_INJECTION: forcing a failure')
-	note "forced allocation failures seen in dmesg: $forced"
-	[ $rc -eq 0 ] || { fail "fio verify under fault injection failed"; return 1; }
-	[ "$forced" -ge 20 ] || { fail "only $forced forced failures in dmesg; expected at least 20"; return 1; }
-	fio_check /dev/rraid0 --size=20M --numjobs=2 --offset_increment=24M --bsrange=4k-1M --iodepth=32 ||
-		return 1
+	failslab_verify "level=$1 chunk=64K assume-clean" "$2" "$3"
 }
 
 t_run reqpath-depth1-raid1 rp_depth1 1
