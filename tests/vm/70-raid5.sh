@@ -729,7 +729,7 @@ r5_degraded() {
 	done
 }
 
-# r5_fail_under_io LEVEL: 4 fio writers at QD 32 for 10 s, each verifying what it wrote every
+# r5_fail_under_io LEVEL: 4 fio writers at QD 32 for 20 s, each verifying what it wrote every
 # 32 blocks; while they run, members fail: on RAID 5 one whose I/O starts failing (dm error
 # target: its write errors fail it), on RAID 6 first one through sysfs, then one whose I/O
 # starts failing. fio passes; md from the survivors reads what rraid reads.
@@ -744,7 +744,7 @@ r5_fail_under_io() {
 	per=$((md_bytes / 4 / 65536 * 65536))
 	fio --name=fu --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-256k --iodepth=32 \
 		--numjobs=4 --offset_increment="$per" --size="$per" --do_verify=1 --verify_backlog=32 \
-		--time_based --runtime=10 &
+		--time_based --runtime=20 &
 	f=$!
 	# fio takes seconds to start under TCG: wait for its first hundred writes.
 	w0=$(writes_done /dev/rraid0)
