@@ -308,6 +308,16 @@ r5_attrs() {
 		{ fail "optimal_io_size $(cat $q/optimal_io_size), expected $cb x $nd"; return 1; }
 }
 
+# mk_like_md SIZE_K: md_prep, then rraid0 with md's component size, whose attributes, limits and
+# size (in $size) must match the geometry and md's array.
+mk_like_md() {
+	md_prep "$1" || return 1
+	mk_geo "$md_comp" || return 1
+	r5_attrs "$md_comp" || return 1
+	size=$(dev_bytes /dev/rraid0)
+	[ "$size" -eq "$md_bytes" ] || { fail "rraid0 is $size bytes, md0 was $md_bytes"; return 1; }
+}
+
 # --- configurations ----------------------------------------------------------------------------
 
 # FIO_MB: MiB per fio pass in the configurations (more under RRAID_FULL).
@@ -337,11 +347,7 @@ fio_suite() {
 # reads the same bytes and its check finds no mismatch.
 r5_cfg() {
 	geo "$1" "$2" "$3" "$4"
-	md_prep "$5" || return 1
-	mk_geo "$md_comp" || return 1
-	r5_attrs "$md_comp" || return 1
-	size=$(dev_bytes /dev/rraid0)
-	[ "$size" -eq "$md_bytes" ] || { fail "rraid0 is $size bytes, md0 was $md_bytes"; return 1; }
+	mk_like_md "$5" || return 1
 	fio_suite /dev/rraid0 "$size" $((n * 100 + ck)) || return 1
 	md_agrees "$size"
 }
@@ -903,11 +909,7 @@ r5_oracle() {
 	note "seed $ORACLE_SEED round $1: RAID $l layout $ly, $m members, chunk ${c}K, size $sz"
 	echo "RRAID_SEED=$ORACLE_SEED round $1"
 	geo "$l" "$ly" "$m" "$c"
-	md_prep "$s" || return 1
-	mk_geo "$md_comp" || return 1
-	r5_attrs "$md_comp" || return 1
-	size=$(dev_bytes /dev/rraid0)
-	[ "$size" -eq "$md_bytes" ] || { fail "rraid0 is $size bytes, md0 was $md_bytes"; return 1; }
+	mk_like_md "$s" || return 1
 	io=$((size < 24 << 20 ? size : 24 << 20))
 	sd=$((ORACLE_SEED % 100000 + $1))
 	fio_verify /dev/rraid0 --randseed="$sd" --bsrange=4k-1M --io_size="$io" || return 1
