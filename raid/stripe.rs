@@ -510,11 +510,10 @@ impl Batch {
                 group.start(st);
             }
         }
-        // The last group runs here: the worker would go idle otherwise, and requests parked
-        // meanwhile wait for the next run, which they start. Saves a wakeup per round.
-        if !group.ops.is_empty() {
-            group.run();
-        }
+        // Every group runs as a job, on a fresh stack: run on this worker, below `hw_work`
+        // and the round's frames, a RAID 6 double-failure write overflowed the 16 KiB kernel
+        // stack (it ran on the worker to save a wakeup per round).
+        group.start(st);
     }
 }
 
@@ -629,6 +628,21 @@ fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
             op.fail(status);
         }
     }
+}
+
+/// Runs `f` on column `c` of `slot` as one byte slice per member. Out of line, so that the
+/// 1 KiB slice table lives only while `f` runs and never in a caller's frame.
+#[inline(never)]
+fn on_column(
+    slot: &mut Slot,
+    c: usize,
+    n: usize,
+    f: impl FnOnce(&mut [&mut [u8]]) -> Result<(), plan::Error>,
+) -> Result<(), BlkStatus> {
+    let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
+        core::array::from_fn(|_| <&mut [u8]>::default());
+    slot.column(c, &mut bufs);
+    f(bufs.get_mut(..n).unwrap_or(&mut [])).map_err(|_| BlkStatus::IOERR)
 }
 
 /// One phase of a group: the reads (or the writes) of every planned write, waited for together.
@@ -783,6 +797,8 @@ impl StripeOp {
     }
 
     /// Written sectors per member, as window bit masks.
+    // Kept out of line: the stripe path runs deep on a 16 KiB stack (see `dispatch`).
+    #[inline(never)]
     fn masks(&self) -> [u128; crate::layout::MAX_MEMBERS] {
         let mut w = [0u128; crate::layout::MAX_MEMBERS];
         for p in self.pieces.iter() {
@@ -794,6 +810,8 @@ impl StripeOp {
     }
 
     /// Plans every column of a write against the members failed now plus `rewrite`.
+    // Kept out of line: the stripe path runs deep on a 16 KiB stack (see `dispatch`).
+    #[inline(never)]
     fn plan_write(
         &self,
         array: &Array,
@@ -835,6 +853,8 @@ impl StripeOp {
 
     /// Between the reads and the writes: folds old blocks out, copies the new data in, and
     /// computes parity.
+    // Kept out of line: the stripe path runs deep on a 16 KiB stack (see `dispatch`).
+    #[inline(never)]
     fn compute(
         &self,
         st: &Stripes,
@@ -847,11 +867,9 @@ impl StripeOp {
         let cols = st.cols.min(MAX_COLS);
         for c in 0..cols {
             let Some(p) = w.plans[c] else { continue };
-            let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
-                core::array::from_fn(|_| <&mut [u8]>::default());
-            slot.column(c, &mut bufs);
-            plan::pre_write(&eng, &fpu, &w.col, &p, w.written[c], &mut bufs[..n])
-                .map_err(|_| BlkStatus::IOERR)?;
+            on_column(slot, c, n, |bufs| {
+                plan::pre_write(&eng, &fpu, &w.col, &p, w.written[c], bufs)
+            })?;
         }
         for piece in self.pieces.iter() {
             for c in 0..cols {
@@ -866,16 +884,16 @@ impl StripeOp {
         }
         for c in 0..cols {
             let Some(p) = w.plans[c] else { continue };
-            let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
-                core::array::from_fn(|_| <&mut [u8]>::default());
-            slot.column(c, &mut bufs);
-            plan::post_write(&eng, &fpu, &w.col, &p, w.written[c], &mut bufs[..n])
-                .map_err(|_| BlkStatus::IOERR)?;
+            on_column(slot, c, n, |bufs| {
+                plan::post_write(&eng, &fpu, &w.col, &p, w.written[c], bufs)
+            })?;
         }
         Ok(())
     }
 
     /// A write on its own: reads (re-planned while members fail reads), computes, writes.
+    // Kept out of line: the stripe path runs deep on a 16 KiB stack (see `dispatch`).
+    #[inline(never)]
     fn run_write(&self, array: &Array, st: &Stripes, slot: &mut Slot) -> Result<(), BlkStatus> {
         let cols = st.cols.min(MAX_COLS);
         let base = self.base(st);
@@ -935,6 +953,8 @@ impl StripeOp {
         res
     }
 
+    // Kept out of line: the stripe path runs deep on a 16 KiB stack (see `dispatch`).
+    #[inline(never)]
     fn run_read(&self, array: &Array, st: &Stripes, slot: &mut Slot) -> Result<(), BlkStatus> {
         let cols = st.cols;
         let n = array.members().len();
@@ -991,10 +1011,7 @@ impl StripeOp {
             if plans[c].recover == 0 {
                 continue;
             }
-            let mut bufs: [&mut [u8]; crate::layout::MAX_MEMBERS] =
-                core::array::from_fn(|_| <&mut [u8]>::default());
-            slot.column(c, &mut bufs);
-            plan::recover(&eng, &fpu, &col, &mut bufs[..n]).map_err(|_| BlkStatus::IOERR)?;
+            on_column(slot, c, n, |bufs| plan::recover(&eng, &fpu, &col, bufs))?;
         }
         for piece in self.pieces.iter() {
             for c in 0..cols {
