@@ -321,16 +321,7 @@ impl Array {
             let status = p.status;
             let name = array.members.get(p.member).map_or("?", |m| m.dev.name());
             if status.is_media_error() {
-                if let Some(m) = array.members.get(p.member) {
-                    if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
-                        pr_err!(
-                            "{}: I/O error on member {} (status {:?})\n",
-                            array.name(),
-                            name,
-                            status
-                        );
-                    }
-                }
+                array.count_error(p.member, Some(status));
             }
             let mirror = matches!(array.level, Level::Raid1(_));
             let parity = matches!(array.level, Level::Raid5(_));

@@ -17,6 +17,7 @@ use crate::layout::{raid0::Raid0, raid1::Raid1, raid5::Raid5};
 use crate::sys::bio::BioSet;
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
+use crate::sys::BlkStatus;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use io::Piece;
 use kernel::{
@@ -249,11 +250,20 @@ impl Array {
         self.broken.load(Ordering::Acquire)
     }
 
-    /// Counts an I/O error on member `slot` (md's `errors`), logging the first.
-    pub(super) fn count_error(&self, slot: usize) {
+    /// Counts an I/O error on member `slot` (md's `errors`), logging the first, with the
+    /// member's status where the caller has it.
+    pub(super) fn count_error(&self, slot: usize, status: Option<BlkStatus>) {
         if let Some(m) = self.members.get(slot) {
             if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
-                pr_err!("{}: I/O error on member {}\n", self.name(), m.dev.name());
+                match status {
+                    Some(st) => pr_err!(
+                        "{}: I/O error on member {} (status {:?})\n",
+                        self.name(),
+                        m.dev.name(),
+                        st
+                    ),
+                    None => pr_err!("{}: I/O error on member {}\n", self.name(), m.dev.name()),
+                }
             }
         }
     }

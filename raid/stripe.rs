@@ -157,11 +157,6 @@ impl Stripes {
         &self.geo
     }
 
-    /// Columns per window.
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-
     /// md's `stripe_cache_size`.
     pub fn cache_size(&self) -> u32 {
         self.cache_size.load(Ordering::Relaxed)
@@ -592,7 +587,7 @@ fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
         // Rare: a member failed a read. Each write then runs alone, re-planned.
         if let Ok(bad) = bad {
             for m in bits(bad) {
-                array.count_error(m);
+                array.count_error(m, None);
             }
         }
         for (op, w) in ops.iter_mut().zip(states.iter()) {
@@ -663,7 +658,7 @@ fn group_io(
             let sets = if write { w.writes() } else { w.reads() };
             op.submit(io, st, array, slot, &sets[..cols], write)?;
         }
-        Ok(io.wait().0)
+        Ok(io.wait())
     })
 }
 
@@ -679,7 +674,7 @@ fn window_io(
 ) -> Result<Set, BlkStatus> {
     PageIo::batch(|io| {
         submit_sets(io, st, array, slot, base, sets, write, fua)?;
-        Ok(io.wait().0)
+        Ok(io.wait())
     })
 }
 
@@ -907,7 +902,7 @@ impl StripeOp {
             }
             // A member failed a read: rebuild its blocks from the others and rewrite them.
             for m in bits(bad) {
-                array.count_error(m);
+                array.count_error(m, None);
             }
             rewrite |= bad;
             attempt += 1;
@@ -933,7 +928,7 @@ impl StripeOp {
     ) -> Result<(), BlkStatus> {
         let mut res = Ok(());
         for m in bits(bad) {
-            array.count_error(m);
+            array.count_error(m, None);
             if array.fail_member(m).is_err() {
                 array.set_broken();
                 res = Err(BlkStatus::IOERR);
@@ -998,7 +993,7 @@ impl StripeOp {
                 break;
             }
             for m in bits(failed) {
-                array.count_error(m);
+                array.count_error(m, None);
             }
             bad |= failed;
             attempt += 1;

@@ -10,7 +10,7 @@ use super::member::MemberDev;
 use super::pagebuf::PageBuf;
 use super::{REQ_FUA, REQ_SYNC};
 use core::marker::{PhantomData, PhantomPinned};
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{bindings, prelude::*, types::Opaque};
 
 /// The context of a page bio: its batch and the member it went to.
@@ -34,9 +34,6 @@ impl BioCtx for PageCtx {
         let io = unsafe { &*io };
         if !status.is_ok() {
             io.failed.fetch_or(1u64 << (member & 63), Ordering::AcqRel);
-            if status.is_media_error() {
-                io.media.store(1, Ordering::Release);
-            }
         }
         io.put();
     }
@@ -52,7 +49,6 @@ impl BioCtx for PageCtx {
 struct Inner {
     pending: AtomicU32,
     failed: AtomicU64,
-    media: AtomicU8,
     #[pin]
     done: Opaque<bindings::completion>,
     #[pin]
@@ -87,7 +83,6 @@ impl<'a> PageIo<'_, 'a> {
         kernel::stack_pin_init!(let inner = pin_init!(Inner {
             pending: AtomicU32::new(1),
             failed: AtomicU64::new(0),
-            media: AtomicU8::new(0),
             // SAFETY: `slot` is pinned memory for a completion: `done = 0` and an initialised
             // wait queue are what `init_completion` does.
             done <- Opaque::ffi_init(|slot: *mut bindings::completion| unsafe {
@@ -143,14 +138,11 @@ impl<'a> PageIo<'_, 'a> {
         Ok(())
     }
 
-    /// Waits for every bio; returns the set of members whose bios failed, and whether any
-    /// failure was a media error. Nothing more can be submitted afterwards.
-    pub fn wait(&mut self) -> (u64, bool) {
+    /// Waits for every bio; returns the set of members whose bios failed. Nothing more can be
+    /// submitted afterwards.
+    pub fn wait(&mut self) -> u64 {
         self.wait_all();
-        (
-            self.inner.failed.load(Ordering::Acquire),
-            self.inner.media.load(Ordering::Acquire) != 0,
-        )
+        self.inner.failed.load(Ordering::Acquire)
     }
 
     fn wait_all(&mut self) {
