@@ -1,6 +1,7 @@
 //! `/sys/block/rraidN/rraid/`: array and member status, in md's names and formats.
 
 use super::parse::text;
+use super::sync::ActionError;
 use super::Array;
 use crate::sys::sysfs::{Attr, Buf, SysfsOps};
 use crate::sys::LockKey;
@@ -17,6 +18,14 @@ const fn ro(name: &'static CStr) -> Attr {
         name,
         read: true,
         write: false,
+    }
+}
+
+const fn rw(name: &'static CStr) -> Attr {
+    Attr {
+        name,
+        read: true,
+        write: true,
     }
 }
 
@@ -41,11 +50,13 @@ impl SysfsOps for ArrayAttrs {
         ro(c_str!("degraded")),
         ro(c_str!("component_size")),
         ro(c_str!("layout")),
-        Attr {
-            name: c_str!("stripe_cache_size"),
-            read: true,
-            write: true,
-        },
+        rw(c_str!("stripe_cache_size")),
+        rw(c_str!("sync_action")),
+        ro(c_str!("sync_completed")),
+        ro(c_str!("sync_speed")),
+        rw(c_str!("sync_speed_min")),
+        rw(c_str!("sync_speed_max")),
+        ro(c_str!("mismatch_cnt")),
     ];
 
     fn lock_class() -> &'static LockKey {
@@ -64,18 +75,93 @@ impl SysfsOps for ArrayAttrs {
             5 => emit(out, format_args!("{}\n", a.level().member_sectors() / 2)),
             6 => emit(out, format_args!("{}\n", a.level().layout())),
             // md has no stripe cache file on other levels; rraid shows 0 there.
-            _ => emit(
+            7 => emit(
                 out,
                 format_args!("{}\n", a.stripes().map_or(0, |s| s.cache_size())),
             ),
+            8 => emit(out, format_args!("{}\n", a.sync().action_name())),
+            9 => match a.sync().completed() {
+                Some((done, total)) => emit(out, format_args!("{done} / {total}\n")),
+                None => emit(out, format_args!("none\n")),
+            },
+            10 => match a.sync().speed() {
+                Some(kib) => emit(out, format_args!("{kib}\n")),
+                None => emit(out, format_args!("none\n")),
+            },
+            11 | 12 => {
+                let (v, local) = a.sync().speed_limit(idx == 12);
+                let whose = if local { "local" } else { "system" };
+                emit(out, format_args!("{v} ({whose})\n"))
+            }
+            _ => emit(out, format_args!("{}\n", a.sync().mismatches())),
         }
     }
 
     fn store(&self, idx: usize, input: &[u8]) -> Result {
-        let name = self.array.name();
-        if idx != 7 {
-            return Err(EINVAL);
+        match idx {
+            7 => self.store_cache_size(input),
+            8 => self.store_action(input),
+            11 | 12 => self.store_speed(idx == 12, input),
+            _ => Err(EINVAL),
         }
+    }
+}
+
+impl ArrayAttrs {
+    /// `sync_action`: `check`, `repair`, `idle`, `frozen` (and md's `resync`, `recover`).
+    fn store_action(&self, input: &[u8]) -> Result {
+        let name = self.array.name();
+        let cmd = text(input).map_err(|e| {
+            pr_err!("{}: sync_action: {}\n", name, e.why);
+            e.code
+        })?;
+        self.array.sync_action(cmd).map_err(|e| match e {
+            ActionError::Unknown => {
+                pr_err!("{}: sync_action: unknown action '{}'\n", name, cmd);
+                EINVAL
+            }
+            ActionError::Busy(why) => {
+                pr_err!("{}: sync_action {}: {}\n", name, cmd, why);
+                EBUSY
+            }
+            ActionError::NoRedundancy => {
+                pr_err!(
+                    "{}: sync_action {}: not supported on {}\n",
+                    name,
+                    cmd,
+                    self.array.level().name()
+                );
+                EINVAL
+            }
+        })
+    }
+
+    /// `sync_speed_min`/`max`: KiB/s, or `system` (also 0) for md's default.
+    fn store_speed(&self, max: bool, input: &[u8]) -> Result {
+        let name = self.array.name();
+        let file = if max {
+            "sync_speed_max"
+        } else {
+            "sync_speed_min"
+        };
+        let v = text(input).map_err(|e| {
+            pr_err!("{}: {}: {}\n", name, file, e.why);
+            e.code
+        })?;
+        let n = if v == "system" {
+            0
+        } else {
+            v.parse::<u32>().map_err(|_| {
+                pr_err!("{}: {}: not a number of KiB/s: '{}'\n", name, file, v);
+                EINVAL
+            })?
+        };
+        self.array.sync().set_speed_limit(max, n);
+        Ok(())
+    }
+
+    fn store_cache_size(&self, input: &[u8]) -> Result {
+        let name = self.array.name();
         let Some(st) = self.array.stripes() else {
             pr_err!(
                 "{}: stripe_cache_size: only RAID 4/5/6 have a stripe cache\n",

@@ -3,6 +3,7 @@
 use super::attrs::{ArrayAttrs, MemberAttrs};
 use super::parse::{self, CreateSpec, CtlError, LevelKind};
 use super::stripe::Stripes;
+use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use super::{Array, ArrayName, Level, Member};
 use crate::layout::raid5::{Algorithm, Raid5};
 use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
@@ -13,7 +14,7 @@ use crate::sys::sysfs::{Attr, Buf, Parent, SysfsDir, SysfsOps};
 use crate::sys::workqueue::QueueRef;
 use crate::sys::LockKey;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicU32, AtomicU64};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
     c_str, fmt, new_mutex,
     prelude::*,
@@ -24,12 +25,20 @@ use kernel::{
 /// Most requests an array holds at once (one tag space for all CPUs).
 const MAX_QUEUE_DEPTH: u32 = 1024;
 
-/// A live array and everything registered for it, torn down in field order.
+/// A live array and everything registered for it, torn down in field order after its sync
+/// thread has stopped.
 struct Entry {
     _member_dirs: KVec<SysfsDir<MemberAttrs>>,
     _dir: SysfsDir<ArrayAttrs>,
     disk: Disk<Array>,
     array: Arc<Array>,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        // The thread holds the array; it must be gone before the disk is.
+        self.array.stop_sync();
+    }
 }
 
 /// The module's control directory.
@@ -203,24 +212,27 @@ impl Control {
             _member_dirs: member_dirs,
             _dir: dir,
             disk,
-            array,
+            array: array.clone(),
         };
         match arrays.iter_mut().find(|e| e.is_none()) {
             Some(free) => *free = Some(entry),
             None => arrays.push(Some(entry), GFP_KERNEL)?,
         }
         pr_info!(
-            "{}: {} with {} members, {} KiB each{}\n",
+            "{}: {} with {} members, {} KiB each\n",
             spec.name_str(),
             level.name(),
             nmembers,
             level.member_sectors() / 2,
-            match level {
-                Level::Raid1(_) if !spec.assume_clean =>
-                    "; members not known to be in sync (no resync yet): reads use the first member only",
-                _ => "",
-            }
         );
+        // An array not declared clean starts its resync now.
+        if let Err(e) = array.start_sync() {
+            pr_err!(
+                "{}: resync not started ({:?}); reads use the first member until it runs\n",
+                spec.name_str(),
+                e
+            );
+        }
         Ok(())
     }
 
@@ -302,6 +314,16 @@ impl SysfsOps for Control {
             read: true,
             write: false,
         },
+        Attr {
+            name: c_str!("speed_limit_min"),
+            read: true,
+            write: true,
+        },
+        Attr {
+            name: c_str!("speed_limit_max"),
+            read: true,
+            write: true,
+        },
     ];
 
     fn lock_class() -> &'static LockKey {
@@ -309,18 +331,49 @@ impl SysfsOps for Control {
         &KEY
     }
 
-    fn show(&self, _idx: usize, out: &mut Buf<'_>) -> Result {
-        // `arrays`: the names, one per line.
-        for e in self.arrays.lock().iter().flatten() {
-            writeln!(out, "{}", e.array.name()).map_err(|_| EINVAL)?;
+    fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
+        match idx {
+            3 | 4 => {
+                let v = if idx == 3 {
+                    &SPEED_MIN_SYSTEM
+                } else {
+                    &SPEED_MAX_SYSTEM
+                };
+                writeln!(out, "{}", v.load(Ordering::Relaxed)).map_err(|_| EINVAL)
+            }
+            _ => {
+                // `arrays`: the names, one per line.
+                for e in self.arrays.lock().iter().flatten() {
+                    writeln!(out, "{}", e.array.name()).map_err(|_| EINVAL)?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     fn store(&self, idx: usize, input: &[u8]) -> Result {
         let res = match idx {
             0 => self.create(input),
-            _ => self.remove(input),
+            1 => self.remove(input),
+            // md's `dev.raid.speed_limit_min`/`_max`: KiB/s, at least 1.
+            _ => parse::text(input).and_then(|v| {
+                let n = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(CtlError::new(
+                        EINVAL,
+                        "speed limit: not a positive KiB/s",
+                        v,
+                    ))?;
+                let slot = if idx == 3 {
+                    &SPEED_MIN_SYSTEM
+                } else {
+                    &SPEED_MAX_SYSTEM
+                };
+                slot.store(n, Ordering::Relaxed);
+                Ok(())
+            }),
         };
         res.map_err(|e| {
             pr_err!("{}: {}\n", e.why, e.what);

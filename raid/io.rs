@@ -8,6 +8,7 @@
 //! the request, until the worker has repaired the member and read the data elsewhere
 //! ([`super::repair`]).
 
+use super::sync::Entered;
 use super::{Array, Level};
 pub(super) use crate::plan::bits;
 use crate::sys::bio::{Bio, BioCtx};
@@ -49,6 +50,16 @@ pub struct Piece {
     pub(super) tried: u64,
     /// The member's answer, kept when the bio goes back to the worker.
     pub(super) status: BlkStatus,
+    /// The barrier buckets this write counts in ([`super::sync::Barrier::hold`]).
+    pub(super) hold: Option<(u64, u64)>,
+}
+
+impl Drop for Piece {
+    fn drop(&mut self) {
+        if let Some((first, last)) = self.hold {
+            self.request().data().sync().barrier().release(first, last);
+        }
+    }
 }
 
 impl DeferredBio<Array> for Piece {
@@ -107,6 +118,22 @@ impl Array {
         len: u64,
         tried: u64,
     ) -> Result<(), BlkStatus> {
+        self.send_piece(src, kind, member, sector, offset, len, tried, None)
+    }
+
+    /// As [`Array::send_clone`], for a write counted in the barrier range of `held`.
+    #[expect(clippy::too_many_arguments)]
+    fn send_piece(
+        &self,
+        src: &RqBio<Array>,
+        kind: Kind,
+        member: usize,
+        sector: u64,
+        offset: u64,
+        len: u64,
+        tried: u64,
+        held: Option<&Entered<'_>>,
+    ) -> Result<(), BlkStatus> {
         let dev = &self.members.get(member).ok_or(BlkStatus::IOERR)?.dev;
         let piece = Piece {
             origin: Origin::Bio(src.clone_ref()),
@@ -116,6 +143,7 @@ impl Array {
             len,
             tried,
             status: BlkStatus::OK,
+            hold: held.map(|e| self.sync.barrier().hold(e)),
         };
         let bio = self
             .bioset
@@ -151,6 +179,7 @@ impl Array {
                 len: n,
                 tried: 0,
                 status: BlkStatus::OK,
+                hold: None,
             };
             let bio = self
                 .bioset
@@ -184,12 +213,24 @@ impl Array {
                             let sector = g.map(src.sector());
                             let len = src.sectors();
                             if write {
+                                // Not while the sync thread works on this part (md's
+                                // `wait_barrier`); every member bio counts until it is done.
+                                let entered = self.sync.barrier().enter(src.sector(), len);
                                 let targets = self.in_sync();
                                 if targets == 0 {
                                     return Err(BlkStatus::IOERR);
                                 }
                                 for m in bits(targets) {
-                                    self.send_clone(&src, Kind::Write, m, sector, 0, len, 0)?;
+                                    self.send_piece(
+                                        &src,
+                                        Kind::Write,
+                                        m,
+                                        sector,
+                                        0,
+                                        len,
+                                        0,
+                                        Some(&entered),
+                                    )?;
                                 }
                             } else {
                                 let m = self
@@ -271,8 +312,8 @@ impl Array {
 
     /// Picks the member for a RAID1 read.
     ///
-    /// Until the members are known to be identical (`assume-clean`; resync comes with the
-    /// rebuild thread), every read goes to the first in-sync member. Otherwise a read that
+    /// A read that reaches the part not yet resynced goes to the first in-sync member, as md's
+    /// (so a reader never gets two answers). Otherwise a read that
     /// continues a member's sequential stream stays there, and any other goes to the member
     /// with the fewest bios in flight. Ties are broken by the read's 1 MiB region, so that
     /// even a queue-depth-1 random reader spreads over all members while each region keeps to
@@ -280,7 +321,7 @@ impl Array {
     fn choose_read(&self, sector: u64, len: u64) -> Option<usize> {
         let sync = self.in_sync();
         let first = bits(sync).next()?;
-        if !self.assume_clean {
+        if !self.sync.clean_below(sector + len) {
             return Some(first);
         }
         let n = self.members.len();

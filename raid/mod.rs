@@ -12,6 +12,7 @@ pub mod parse;
 pub mod raid5;
 pub mod repair;
 pub mod stripe;
+pub mod sync;
 
 use crate::layout::{raid0::Raid0, raid1::Raid1, raid5::Raid5};
 use crate::sys::bio::BioSet;
@@ -152,8 +153,6 @@ pub struct Array {
     in_sync: AtomicU64,
     /// The array lost more than it tolerates.
     broken: AtomicBool,
-    /// RAID1 members were declared identical at create; reads may go to any of them.
-    assume_clean: bool,
     /// Member writes in flight: `array_state` is `active` while there are any.
     writes: AtomicU32,
     #[pin]
@@ -166,6 +165,9 @@ pub struct Array {
     open: Mutex<OpenState>,
     /// The stripe cache (RAID 4/5/6).
     stripes: Option<Pin<KBox<stripe::Stripes>>>,
+    /// Resync, check and repair, and the write barrier against them.
+    #[pin]
+    sync: sync::SyncState,
     // Dropped after `members`, which it claims.
     _holder: Holder,
     _module: ModuleRef,
@@ -197,12 +199,13 @@ impl Array {
                 members,
                 in_sync: AtomicU64::new(all),
                 broken: AtomicBool::new(false),
-                assume_clean,
                 writes: AtomicU32::new(0),
                 bioset <- BioSet::new(BIOSET_POOL, false),
                 repair_page <- new_mutex!(page, "rraid::repair_page"),
                 open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),
                 stripes,
+                // Members agree when declared so, and where nothing is copied.
+                sync <- sync::SyncState::new(assume_clean || level.redundancy(2) == 0),
                 _holder: holder,
                 _module: module,
             }),

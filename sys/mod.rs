@@ -13,6 +13,7 @@
 pub mod bio;
 pub mod disk;
 pub mod fpu;
+pub mod kthread;
 pub mod member;
 pub mod module_ref;
 pub mod pagebuf;

@@ -212,6 +212,12 @@ t_teardown() {
 	if [ -n "$(ls /dev/mapper 2>/dev/null | grep -v '^control$')" ]; then
 		dmsetup remove_all || { echo "teardown: dmsetup remove_all"; ok=1; }
 	fi
+	# The system sync speed limits back to md's defaults.
+	if [ -e "$RRAID_SYS/speed_limit_max" ]; then
+		[ "$(sysw "$RRAID_SYS/speed_limit_min" 1000)" = OK ] &&
+			[ "$(sysw "$RRAID_SYS/speed_limit_max" 200000)" = OK ] ||
+			{ echo "teardown: cannot reset the sync speed limits"; ok=1; }
+	fi
 	for m in brd null_blk; do
 		[ -d /sys/module/$m ] || continue
 		modprobe -r $m || { echo "teardown: modprobe -r $m"; ok=1; }
@@ -272,6 +278,28 @@ rm_array() {
 	r=$(rraid_remove "$1")
 	[ "$r" = OK ] || { fail "remove $1: $r"; return 1; }
 	[ ! -e "/sys/block/$1" ] || { fail "/sys/block/$1 still exists after remove"; return 1; }
+}
+
+# speed_sys MIN MAX: the system sync speed limits in KiB/s (md's dev.raid.speed_limit_*).
+speed_sys() {
+	rraid_load || return 1
+	[ "$(sysw "$RRAID_SYS/speed_limit_min" "$1")" = OK ] || { fail "speed_limit_min $1 refused"; return 1; }
+	[ "$(sysw "$RRAID_SYS/speed_limit_max" "$2")" = OK ] || { fail "speed_limit_max $2 refused"; return 1; }
+}
+
+# sync_wait NAME [SECS]: waits until NAME's sync_action is idle (at most SECS, default 120).
+sync_wait() {
+	local i lim
+	lim=$((${2:-120} * 10))
+	i=0
+	while [ "$(attr "$1" sync_action)" != idle ]; do
+		[ $i -ge $lim ] && {
+			fail "$1: sync_action still '$(attr "$1" sync_action)' after ${2:-120}s ($(attr "$1" sync_completed))"
+			return 1
+		}
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 # attr NAME FILE: a status attribute of an array (/sys/block/NAME/rraid/FILE).

@@ -2,7 +2,8 @@
 # VM tests, RAID1: 2 and 3 members, with and without assume-clean: status attributes and queue
 # limits, fio verify, ext4 round trip, members identical afterwards; a member failed through
 # sysfs; a member that returns errors (device-mapper error target) on write and on read; read
-# balancing with assume-clean and first-member reads without it; unequal members.
+# balancing with assume-clean, and first-member reads beyond the resync point without it;
+# unequal members.
 # vm-run: --disks 4 --disk-size 64M
 . "${RRAID_LIB:-/rraid/lib.sh}"
 
@@ -56,6 +57,8 @@ r1_fio() {
 	members=$(first "$n" $DISKS)
 	mk rraid0 "level=1 $2" $members || return 1
 	fio_verify /dev/rraid0 || return 1
+	# Without assume-clean the members agree once the resync is done.
+	sync_wait rraid0 || return 1
 	size=$(dev_bytes /dev/rraid0)
 	rm_array rraid0 || return 1
 	members_identical "$size" $members
@@ -68,6 +71,7 @@ r1_ext4() {
 	zero $members || return 1
 	mk rraid0 "level=1 $2" $members || return 1
 	ext4_check /dev/rraid0 || return 1
+	sync_wait rraid0 || return 1
 	size=$(dev_bytes /dev/rraid0)
 	rm_array rraid0 || return 1
 	members_identical "$size" $members
@@ -163,9 +167,12 @@ r1_read_error() {
 
 # randread DEV: 4096 random 4K direct reads.
 randread() {
-	fio --name=rr --filename="$1" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
-		--iodepth=16 --io_size=16M --randrepeat=1 >"$T_DIR/rr.out" 2>&1 ||
-		{ cat "$T_DIR/rr.out"; fail "fio randread on $1"; return 1; }
+	local dev
+	dev=$1
+	shift
+	fio --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
+		--iodepth=16 --io_size=16M --randrepeat=1 "$@" >"$T_DIR/rr.out" 2>&1 ||
+		{ cat "$T_DIR/rr.out"; fail "fio randread on $dev"; return 1; }
 }
 
 # r1_balance N: with assume-clean, a random-read job makes every member's read count grow,
@@ -192,14 +199,18 @@ r1_balance() {
 	rm_array rraid0
 }
 
-# r1_first_only N: without assume-clean, reads come only from the first in-sync member.
+# r1_first_only N: without assume-clean, reads beyond the resync point come only from the first
+# in-sync member. The resync is slowed to 1 KiB/s and frozen, so it stops within its first 1 MiB
+# window; the reads are beyond 8 MiB.
 r1_first_only() {
 	n=$1
 	members=$(first "$n" $DISKS)
+	speed_sys 1 1 || return 1
 	mk rraid0 "level=1" $members || return 1
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action frozen)" = OK ] || { fail "frozen refused"; return 1; }
 	before=
 	for d in $members; do before="$before $(reads_done "$d")"; done
-	randread /dev/rraid0 || return 1
+	randread /dev/rraid0 --offset=8M || return 1
 	dist=
 	i=1
 	for d in $members; do

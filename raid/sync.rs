@@ -1,0 +1,817 @@
+//! The sync thread: md's `md_do_sync` for rraid. One kernel thread per array (`rraidN_sync`),
+//! started when there is work and gone when there is none, runs one job at a time:
+//!
+//! - `resync`: make an array created without `assume-clean` consistent, from the resync
+//!   point to the end. Reads at or beyond the point go to the first in-sync member
+//!   ([`SyncState::clean_below`]), so a reader never sees two answers.
+//! - `check`: read every copy and count mismatches (md's `mismatch_cnt`), writing nothing.
+//! - `repair`: as check, and rewrite what differs from the first in-sync copy.
+//!
+//! The thread walks the members in windows. Each window lies inside one barrier bucket (md's
+//! 64 MiB barrier unit): the thread raises the bucket's barrier, waits until no write in it is
+//! in flight, syncs the window and lowers the barrier. Writes to a raised bucket wait in
+//! [`Barrier::enter`]; writes elsewhere go on. The level decides how a window is read,
+//! compared and written ([`Array::sync_window`]).
+
+use super::io::bits;
+use super::{Array, Level};
+use crate::sys::bio::BioSet;
+use crate::sys::kthread::{self, Thread};
+use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
+use crate::sys::pageio::{PageCtx, PageIo};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use kernel::{
+    fmt, new_condvar, new_mutex,
+    prelude::*,
+    str::CString,
+    sync::{Arc, CondVar, Mutex},
+};
+
+/// A sync job, by md's names.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Action {
+    /// Make the copies agree, from the resync point on.
+    Resync,
+    /// Compare and count.
+    Check,
+    /// Compare, count and rewrite.
+    Repair,
+}
+
+impl Action {
+    /// md's name, as `sync_action` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Resync => "resync",
+            Self::Check => "check",
+            Self::Repair => "repair",
+        }
+    }
+
+    /// The word md logs for the job.
+    fn desc(self) -> &'static str {
+        match self {
+            Self::Resync => "resync",
+            Self::Check => "data-check",
+            Self::Repair => "requested-resync",
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Self::Resync => 1,
+            Self::Check => 2,
+            Self::Repair => 3,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<Self> {
+        match c {
+            1 => Some(Self::Resync),
+            2 => Some(Self::Check),
+            3 => Some(Self::Repair),
+            _ => None,
+        }
+    }
+}
+
+/// md's barrier unit: 64 MiB of member space.
+const BUCKET_SHIFT: u32 = 17;
+/// Barrier buckets per array; member space is hashed onto them, as md does.
+const BUCKETS: usize = 1024;
+/// md's RAID 1 compare unit, and its `mismatch_cnt` step: 64 KiB.
+pub(super) const BLOCK_SECTORS: u64 = 128;
+/// Most 64 KiB blocks in a window (1 MiB per member).
+const MAX_BLOCKS: usize = 16;
+/// Memory the thread reads at once, over all members: 1 MiB.
+const WINDOW_BYTES: usize = 1 << 20;
+/// The system limits (md's `dev.raid.speed_limit_min` and `_max`, KiB/s), which arrays follow
+/// unless given their own: `/sys/kernel/rraid/speed_limit_min` and `_max`. md's defaults.
+pub static SPEED_MIN_SYSTEM: AtomicU32 = AtomicU32::new(1000);
+/// See [`SPEED_MIN_SYSTEM`].
+pub static SPEED_MAX_SYSTEM: AtomicU32 = AtomicU32::new(200_000);
+/// Speed marks: the speed is measured over the last `MARKS` marks, one a second.
+const MARKS: usize = 10;
+const MARK_NS: u64 = 1_000_000_000;
+
+/// The bucket of member sector `sector`.
+fn bucket(sector: u64) -> usize {
+    ((sector >> BUCKET_SHIFT) % BUCKETS as u64) as usize
+}
+
+/// The first member sector of the bucket after the one `sector` is in.
+fn bucket_end(sector: u64) -> u64 {
+    ((sector >> BUCKET_SHIFT) + 1) << BUCKET_SHIFT
+}
+
+/// Writes against the sync thread: md's `wait_barrier`/`raise_barrier`, per bucket.
+#[pin_data]
+pub struct Barrier {
+    /// Writes in flight per bucket.
+    pending: [AtomicU32; BUCKETS],
+    /// Whether the sync thread holds the bucket.
+    raised: [AtomicU32; BUCKETS],
+    #[pin]
+    lock: Mutex<()>,
+    #[pin]
+    lowered: CondVar,
+}
+
+/// Writes in flight to the member range of a request: held while its member bios are sent;
+/// each member bio holds the range too ([`Barrier::hold`]).
+pub struct Entered<'a> {
+    barrier: &'a Barrier,
+    first: u64,
+    last: u64,
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.barrier.release(self.first, self.last);
+    }
+}
+
+impl Barrier {
+    fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            pending: [const { AtomicU32::new(0) }; BUCKETS],
+            raised: [const { AtomicU32::new(0) }; BUCKETS],
+            lock <- new_mutex!((), "rraid::barrier"),
+            lowered <- new_condvar!("rraid::barrier_lowered"),
+        })
+    }
+
+    /// Waits until the sync thread is out of the member range `[start, start + len)`, then
+    /// counts a write there. Task context.
+    pub fn enter(&self, start: u64, len: u64) -> Entered<'_> {
+        let first = start >> BUCKET_SHIFT;
+        let last = (start + len.max(1) - 1) >> BUCKET_SHIFT;
+        for b in first..=last {
+            let i = (b % BUCKETS as u64) as usize;
+            loop {
+                // Count first, then look: the sync thread raises first, then looks at the count
+                // (both sequentially consistent), so one of the two always sees the other.
+                self.pending[i].fetch_add(1, Ordering::SeqCst);
+                if self.raised[i].load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+                self.pending[i].fetch_sub(1, Ordering::SeqCst);
+                let mut g = self.lock.lock();
+                while self.raised[i].load(Ordering::SeqCst) != 0 {
+                    self.lowered.wait(&mut g);
+                }
+            }
+        }
+        Entered {
+            barrier: self,
+            first,
+            last,
+        }
+    }
+
+    /// One more write in flight in the range of `e`, held until [`Barrier::release`].
+    pub fn hold(&self, e: &Entered<'_>) -> (u64, u64) {
+        for b in e.first..=e.last {
+            self.pending[(b % BUCKETS as u64) as usize].fetch_add(1, Ordering::SeqCst);
+        }
+        (e.first, e.last)
+    }
+
+    /// Ends a write counted by [`Barrier::enter`] or [`Barrier::hold`]. Any context.
+    pub fn release(&self, first: u64, last: u64) {
+        for b in first..=last {
+            self.pending[(b % BUCKETS as u64) as usize].fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Takes bucket `i` for the sync thread: new writes there wait, and this waits until the
+    /// ones in flight are done.
+    fn raise(&self, i: usize) {
+        self.raised[i].fetch_add(1, Ordering::SeqCst);
+        while self.pending[i].load(Ordering::SeqCst) != 0 {
+            kthread::sleep_ms(1);
+        }
+    }
+
+    /// Gives bucket `i` back and wakes the writers waiting for it.
+    fn lower(&self, i: usize) {
+        self.raised[i].fetch_sub(1, Ordering::SeqCst);
+        let _g = self.lock.lock();
+        self.lowered.notify_all();
+    }
+}
+
+/// What the control side asks of the thread; under [`SyncState::ctl`].
+struct Ctl {
+    thread: Option<Thread<Array>>,
+    /// The thread is running, or about to.
+    running: bool,
+    /// A requested check or repair.
+    requested: Option<Action>,
+    /// `frozen`: nothing starts until `idle` is written.
+    frozen: bool,
+    /// The array is going away: nothing starts again.
+    closing: bool,
+}
+
+/// Speed marks: sectors done at a time, one a second.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    ns: u64,
+    done: u64,
+}
+
+/// The sync state of an array.
+#[pin_data]
+pub struct SyncState {
+    #[pin]
+    ctl: Mutex<Ctl>,
+    /// The running job ([`Action::code`]), or 0.
+    running: AtomicU8,
+    /// Asks the running job to stop at the next window (`idle`, `frozen`).
+    interrupt: AtomicBool,
+    /// Member sectors below this are in sync; `u64::MAX` when all are.
+    resync_point: AtomicU64,
+    /// Where the running job is, and where it ends, in member sectors.
+    done: AtomicU64,
+    total: AtomicU64,
+    /// md's `mismatch_cnt`, in sectors.
+    mismatches: AtomicU64,
+    /// Local limits in KiB/s; 0 for the system value.
+    speed_min: AtomicU32,
+    speed_max: AtomicU32,
+    /// The speed over the last marks, KiB/s, for `sync_speed`.
+    speed: AtomicU64,
+    #[pin]
+    barrier: Barrier,
+}
+
+impl SyncState {
+    /// The state of a new array; `clean`: its members are known to agree.
+    pub fn new(clean: bool) -> impl PinInit<Self> {
+        pin_init!(Self {
+            ctl <- new_mutex!(
+                Ctl {
+                    thread: None,
+                    running: false,
+                    requested: None,
+                    frozen: false,
+                    closing: false,
+                },
+                "rraid::sync_ctl"
+            ),
+            running: AtomicU8::new(0),
+            interrupt: AtomicBool::new(false),
+            resync_point: AtomicU64::new(if clean { u64::MAX } else { 0 }),
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+            mismatches: AtomicU64::new(0),
+            speed_min: AtomicU32::new(0),
+            speed_max: AtomicU32::new(0),
+            speed: AtomicU64::new(0),
+            barrier <- Barrier::new(),
+        })
+    }
+
+    /// The write barrier.
+    pub fn barrier(&self) -> &Barrier {
+        &self.barrier
+    }
+
+    /// Whether member sectors below `end` are in sync.
+    pub fn clean_below(&self, end: u64) -> bool {
+        end <= self.resync_point.load(Ordering::Acquire)
+    }
+
+    /// Whether a resync is still owed.
+    pub fn needs_resync(&self) -> bool {
+        self.resync_point.load(Ordering::Acquire) != u64::MAX
+    }
+
+    /// The running job.
+    pub fn running(&self) -> Option<Action> {
+        Action::from_code(self.running.load(Ordering::Acquire))
+    }
+
+    /// md's `sync_action`.
+    pub fn action_name(&self) -> &'static str {
+        if let Some(a) = self.running() {
+            return a.name();
+        }
+        let c = self.ctl.lock();
+        if c.frozen {
+            "frozen"
+        } else if let Some(a) = c.requested {
+            a.name()
+        } else if c.running && self.needs_resync() {
+            "resync"
+        } else {
+            "idle"
+        }
+    }
+
+    /// md's `sync_completed`: `done / total`, or `None` when no job runs.
+    pub fn completed(&self) -> Option<(u64, u64)> {
+        self.running()?;
+        Some((
+            self.done.load(Ordering::Acquire),
+            self.total.load(Ordering::Acquire),
+        ))
+    }
+
+    /// md's `sync_speed`, KiB/s, or `None` when no job runs.
+    pub fn speed(&self) -> Option<u64> {
+        self.running()?;
+        Some(self.speed.load(Ordering::Relaxed))
+    }
+
+    /// md's `mismatch_cnt`.
+    pub fn mismatches(&self) -> u64 {
+        self.mismatches.load(Ordering::Relaxed)
+    }
+
+    /// `sync_speed_min` (`max`: `sync_speed_max`): the limit and whether it is local.
+    pub fn speed_limit(&self, max: bool) -> (u32, bool) {
+        let (v, sys) = if max {
+            (self.speed_max.load(Ordering::Relaxed), &SPEED_MAX_SYSTEM)
+        } else {
+            (self.speed_min.load(Ordering::Relaxed), &SPEED_MIN_SYSTEM)
+        };
+        let sys = sys.load(Ordering::Relaxed);
+        if v == 0 {
+            (sys, false)
+        } else {
+            (v, true)
+        }
+    }
+
+    /// Sets a local limit, or the system one with 0.
+    pub fn set_speed_limit(&self, max: bool, v: u32) {
+        let slot = if max {
+            &self.speed_max
+        } else {
+            &self.speed_min
+        };
+        slot.store(v, Ordering::Relaxed);
+    }
+}
+
+/// Why a `sync_action` write was refused.
+pub enum ActionError {
+    /// A job runs, or a resync is owed first.
+    Busy(&'static str),
+    /// The level has no copies to compare.
+    NoRedundancy,
+    /// Not one of md's actions.
+    Unknown,
+}
+
+/// Page buffers of one window: `members` rows of `pages` pages, and the bioset their bios
+/// come from.
+struct Window {
+    rows: KVec<KVec<PageBuf>>,
+    pages: usize,
+    /// Per 64 KiB block of the last compare: the members that differ from row 0.
+    bad: [u64; MAX_BLOCKS],
+    set: Pin<KBox<BioSet<PageCtx>>>,
+}
+
+impl Window {
+    fn new(rows: usize) -> Result<Self> {
+        let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1)).clamp(
+            BLOCK_SECTORS as usize / 8,
+            MAX_BLOCKS * BLOCK_SECTORS as usize / 8,
+        ) & !(BLOCK_SECTORS as usize / 8 - 1);
+        let mut v = KVec::with_capacity(rows, GFP_KERNEL)?;
+        for _ in 0..rows {
+            let mut row = KVec::with_capacity(pages, GFP_KERNEL)?;
+            for _ in 0..pages {
+                row.push(PageBuf::new(false)?, GFP_KERNEL)?;
+            }
+            v.push(row, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            rows: v,
+            pages,
+            bad: [0; MAX_BLOCKS],
+            set: KBox::pin_init(BioSet::new(4, true), GFP_KERNEL)?,
+        })
+    }
+
+    fn sectors(&self) -> u64 {
+        (self.pages * PAGE_BYTES / 512) as u64
+    }
+}
+
+impl Array {
+    /// The sync state.
+    pub fn sync(&self) -> &SyncState {
+        &self.sync
+    }
+
+    /// Starts the thread if there is work and none runs. Called with `ctl` held.
+    fn kick(self: &Arc<Self>, c: &mut Ctl) -> Result {
+        if c.running || c.closing || c.frozen {
+            return Ok(());
+        }
+        if c.requested.is_none() && !self.sync.needs_resync() {
+            return Ok(());
+        }
+        // Reap the last thread, which has returned or is about to (it set `running` false).
+        drop(c.thread.take());
+        let name = CString::try_from_fmt(fmt!("{}_sync", self.name()))?;
+        c.thread = Some(Thread::spawn(&name, self.clone(), Array::sync_thread)?);
+        c.running = true;
+        Ok(())
+    }
+
+    /// Starts the resync a new array owes, if any.
+    pub fn start_sync(self: &Arc<Self>) -> Result {
+        let mut c = self.sync.ctl.lock();
+        self.kick(&mut c)
+    }
+
+    /// Stops the thread for good, waiting for it: the array is going away.
+    pub fn stop_sync(&self) {
+        let thread = {
+            let mut c = self.sync.ctl.lock();
+            c.closing = true;
+            self.sync.interrupt.store(true, Ordering::Release);
+            c.thread.take()
+        };
+        drop(thread);
+    }
+
+    /// A write to `sync_action`.
+    pub fn sync_action(self: &Arc<Self>, cmd: &str) -> Result<(), ActionError> {
+        let mut c = self.sync.ctl.lock();
+        match cmd {
+            "idle" => {
+                // Stops a check or repair; a resync owed starts again from its point, as md's.
+                c.frozen = false;
+                c.requested = None;
+                if self.sync.running().is_some() {
+                    self.sync.interrupt.store(true, Ordering::Release);
+                }
+            }
+            "frozen" => {
+                c.frozen = true;
+                c.requested = None;
+                self.sync.interrupt.store(true, Ordering::Release);
+            }
+            "check" | "repair" => {
+                if self.level.redundancy(self.members.len()) == 0
+                    || !matches!(self.level, Level::Raid1(_))
+                {
+                    return Err(ActionError::NoRedundancy);
+                }
+                if c.frozen {
+                    return Err(ActionError::Busy("array is frozen"));
+                }
+                if c.running || c.requested.is_some() {
+                    return Err(ActionError::Busy("a sync is running"));
+                }
+                if self.sync.needs_resync() {
+                    return Err(ActionError::Busy("a resync is owed first"));
+                }
+                c.requested = Some(if cmd == "check" {
+                    Action::Check
+                } else {
+                    Action::Repair
+                });
+            }
+            // md takes these and starts what is needed; nothing else is.
+            "resync" | "recover" => {}
+            _ => return Err(ActionError::Unknown),
+        }
+        self.kick(&mut c)
+            .map_err(|_| ActionError::Busy("cannot start the thread"))
+    }
+
+    /// The thread: runs jobs until none is left.
+    fn sync_thread(&self) {
+        loop {
+            let action = {
+                let mut c = self.sync.ctl.lock();
+                let next = if c.frozen || c.closing || kthread::should_stop() {
+                    None
+                } else if self.sync.needs_resync() {
+                    Some(Action::Resync)
+                } else {
+                    c.requested.take()
+                };
+                match next {
+                    Some(a) => {
+                        self.sync.interrupt.store(false, Ordering::Release);
+                        self.sync.running.store(a.code(), Ordering::Release);
+                        a
+                    }
+                    None => {
+                        c.running = false;
+                        return;
+                    }
+                }
+            };
+            self.run_job(action);
+            self.sync.running.store(0, Ordering::Release);
+        }
+    }
+
+    /// One job over the whole member space.
+    fn run_job(&self, action: Action) {
+        let total = self.level.member_sectors();
+        let start = match action {
+            Action::Resync => self.sync.resync_point.load(Ordering::Acquire).min(total),
+            _ => 0,
+        };
+        self.sync.total.store(total, Ordering::Release);
+        self.sync.done.store(start, Ordering::Release);
+        self.sync.speed.store(0, Ordering::Relaxed);
+        if action != Action::Resync || start == 0 {
+            self.sync.mismatches.store(0, Ordering::Relaxed);
+        }
+        pr_info!(
+            "{}: {} of {} KiB per member started at {} KiB\n",
+            self.name(),
+            action.desc(),
+            total / 2,
+            start / 2
+        );
+        let rows = match action {
+            Action::Resync => 1,
+            _ => self.members.len(),
+        };
+        let mut win = match Window::new(rows) {
+            Ok(w) => w,
+            Err(e) => {
+                pr_err!(
+                    "{}: {} not started: no memory for its buffers ({:?})\n",
+                    self.name(),
+                    action.desc(),
+                    e
+                );
+                return;
+            }
+        };
+        let mut marks = [Mark::default(); MARKS];
+        let t0 = kthread::now_ns();
+        marks.fill(Mark {
+            ns: t0,
+            done: start,
+        });
+        let mut next_mark = 0;
+        let mut pos = start;
+        let mut ok = true;
+        while pos < total {
+            if kthread::should_stop() || self.sync.interrupt.load(Ordering::Acquire) {
+                ok = false;
+                break;
+            }
+            if self.is_broken() || self.in_sync().count_ones() < 2 {
+                pr_warn!(
+                    "{}: {} stopped: fewer than two members in sync\n",
+                    self.name(),
+                    action.desc()
+                );
+                ok = false;
+                break;
+            }
+            self.throttle(&marks, pos);
+            let n = win.sectors().min(total - pos).min(bucket_end(pos) - pos);
+            let b = bucket(pos);
+            self.sync.barrier.raise(b);
+            self.sync_window(action, pos, n, &mut win);
+            if action == Action::Resync {
+                self.sync.resync_point.store(pos + n, Ordering::Release);
+            }
+            self.sync.barrier.lower(b);
+            pos += n;
+            self.sync.done.store(pos, Ordering::Release);
+            // Marks: one a second; the throttle measures from the oldest kept.
+            let now = kthread::now_ns();
+            if now.saturating_sub(marks[next_mark].ns) >= MARK_NS {
+                next_mark = (next_mark + 1) % MARKS;
+                marks[next_mark] = Mark { ns: now, done: pos };
+            }
+        }
+        if ok && action == Action::Resync {
+            self.sync.resync_point.store(u64::MAX, Ordering::Release);
+        }
+        let secs = kthread::now_ns().saturating_sub(t0) / 1_000_000_000;
+        if ok {
+            pr_info!(
+                "{}: {} done in {} s, {} mismatched sectors\n",
+                self.name(),
+                action.desc(),
+                secs,
+                self.sync.mismatches()
+            );
+        } else {
+            pr_info!(
+                "{}: {} interrupted at {} KiB per member\n",
+                self.name(),
+                action.desc(),
+                pos / 2
+            );
+        }
+    }
+
+    /// md's throttle: above `sync_speed_min`, the job sleeps while it runs faster than
+    /// `sync_speed_max`, or while the array has other I/O in flight.
+    fn throttle(&self, marks: &[Mark; MARKS], pos: u64) {
+        let (min, _) = self.sync.speed_limit(false);
+        let (max, _) = self.sync.speed_limit(true);
+        loop {
+            if kthread::should_stop() || self.sync.interrupt.load(Ordering::Acquire) {
+                return;
+            }
+            // The oldest mark is the smallest time: measure from it.
+            let oldest = marks
+                .iter()
+                .min_by_key(|m| m.ns)
+                .copied()
+                .unwrap_or_default();
+            let dt = kthread::now_ns().saturating_sub(oldest.ns).max(1);
+            let speed = ((pos - oldest.done.min(pos)) / 2).saturating_mul(1_000_000_000) / dt;
+            let busy = self
+                .members
+                .iter()
+                .any(|m| m.inflight.load(Ordering::Relaxed) > 0);
+            if speed <= u64::from(min) || (speed <= u64::from(max) && !busy) {
+                // `sync_speed` is what the throttle let through.
+                self.sync.speed.store(speed, Ordering::Relaxed);
+                return;
+            }
+            kthread::sleep_ms(if busy { 10 } else { 5 });
+        }
+    }
+
+    /// Syncs member sectors `[pos, pos + n)`, inside one raised bucket.
+    fn sync_window(&self, action: Action, pos: u64, n: u64, win: &mut Window) {
+        if let Level::Raid1(g) = &self.level {
+            self.raid1_window(action, g.map(pos), n, win);
+        }
+    }
+
+    /// RAID 1: a resync reads the first in-sync member and writes the others; check and
+    /// repair read every in-sync member and compare each 64 KiB block with the first.
+    /// `sector` is the member sector of the window's start.
+    fn raid1_window(&self, action: Action, sector: u64, n: u64, win: &mut Window) {
+        let pages = (n as usize * 512).div_ceil(PAGE_BYTES);
+        loop {
+            let sync = self.in_sync();
+            let Some(first) = bits(sync).next() else {
+                return;
+            };
+            let readers = match action {
+                Action::Resync => 1u64 << first,
+                _ => sync,
+            };
+            let failed = self.sync_io(win, readers, sector, pages, false, |m| {
+                if action == Action::Resync {
+                    0
+                } else {
+                    bits(sync).position(|x| x == m).unwrap_or(0)
+                }
+            });
+            if failed != 0 {
+                // A member that cannot be read fails; the window is read again without it.
+                for m in bits(failed) {
+                    self.count_error(m, None);
+                    if self.fail_member(m).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            let targets = match action {
+                Action::Resync => sync & !(1 << first),
+                Action::Check => {
+                    self.compare_blocks(sync, n, win);
+                    0
+                }
+                Action::Repair => self.compare_blocks(sync, n, win),
+            };
+            if targets == 0 {
+                return;
+            }
+            // Writes go out from row 0, the first member's data, block by block for repair.
+            let failed = match action {
+                Action::Resync => self.sync_io(win, targets, sector, pages, true, |_| 0),
+                _ => self.repair_blocks(sector, n, win),
+            };
+            for m in bits(failed) {
+                self.count_error(m, None);
+                let _ = self.fail_member(m);
+            }
+            return;
+        }
+    }
+
+    /// Compares each 64 KiB block of every row with row 0, counts the mismatching blocks
+    /// sectors (md's `mismatch_cnt`) and records per block the members that differ in
+    /// `win.bad`. Returns the members that differ anywhere.
+    fn compare_blocks(&self, sync: u64, n: u64, win: &mut Window) -> u64 {
+        let block_pages = BLOCK_SECTORS as usize * 512 / PAGE_BYTES;
+        win.bad = [0; MAX_BLOCKS];
+        let mut all = 0u64;
+        let mut off = 0u64;
+        while off < n {
+            let len = BLOCK_SECTORS.min(n - off);
+            let first = off as usize * 512 / PAGE_BYTES;
+            let pages = first..first + (len as usize * 512).div_ceil(PAGE_BYTES);
+            let Some(base) = win.rows.first().and_then(|r| r.get(pages.clone())) else {
+                break;
+            };
+            let mut bad = 0u64;
+            for (row, m) in bits(sync).enumerate().skip(1) {
+                let Some(other) = win.rows.get(row).and_then(|r| r.get(pages.clone())) else {
+                    continue;
+                };
+                if base.iter().zip(other).any(|(a, b)| a.bytes() != b.bytes()) {
+                    bad |= 1 << m;
+                }
+            }
+            if bad != 0 {
+                self.sync.mismatches.fetch_add(len, Ordering::Relaxed);
+            }
+            all |= bad;
+            if let Some(b) = win.bad.get_mut((off / BLOCK_SECTORS) as usize) {
+                *b = bad;
+            }
+            off += block_pages as u64 * 8;
+        }
+        all
+    }
+
+    /// Repair: rewrites each mismatching block of the window from row 0. Returns the members
+    /// whose rewrite failed.
+    fn repair_blocks(&self, sector: u64, n: u64, win: &Window) -> u64 {
+        let mut failed = 0;
+        for (i, &bad) in win.bad.iter().enumerate() {
+            let off = i as u64 * BLOCK_SECTORS;
+            if bad == 0 || off >= n {
+                continue;
+            }
+            let len = BLOCK_SECTORS.min(n - off);
+            let first = off as usize * 512 / PAGE_BYTES;
+            let pages = (len as usize * 512).div_ceil(PAGE_BYTES);
+            failed |= self.sync_io_at(win, bad, sector + off, first, pages, true, |_| 0);
+        }
+        failed
+    }
+
+    /// Reads (or writes) the first `pages` pages of a window row to or from every member in
+    /// `members` at `sector`; `row(m)` is member `m`'s row. Returns the members that failed.
+    fn sync_io(
+        &self,
+        win: &Window,
+        members: u64,
+        sector: u64,
+        pages: usize,
+        write: bool,
+        row: impl Fn(usize) -> usize,
+    ) -> u64 {
+        self.sync_io_at(win, members, sector, 0, pages, write, row)
+    }
+
+    /// As [`Array::sync_io`], from page `first` of the rows.
+    #[expect(clippy::too_many_arguments)]
+    fn sync_io_at(
+        &self,
+        win: &Window,
+        members: u64,
+        sector: u64,
+        first: usize,
+        pages: usize,
+        write: bool,
+        row: impl Fn(usize) -> usize,
+    ) -> u64 {
+        let mut lost = 0u64;
+        let failed = PageIo::batch(|io| {
+            for m in bits(members) {
+                let (Some(member), Some(r)) = (self.members.get(m), win.rows.get(row(m))) else {
+                    lost |= 1 << m;
+                    continue;
+                };
+                let Some(slice) = r.get(first..first + pages) else {
+                    lost |= 1 << m;
+                    continue;
+                };
+                let mut refs = KVec::new();
+                if slice
+                    .iter()
+                    .try_for_each(|p| refs.push(p, GFP_KERNEL))
+                    .is_err()
+                    || io
+                        .submit(&win.set, &member.dev, m, sector, write, false, &refs)
+                        .is_err()
+                {
+                    lost |= 1 << m;
+                }
+            }
+            io.wait()
+        });
+        failed | lost
+    }
+}

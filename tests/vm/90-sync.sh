@@ -1,0 +1,296 @@
+#!/bin/sh
+# VM tests, the sync thread: RAID 1 resync of members that hold different data (reads agree
+# during and after, md's check then finds 0), fio verify during a resync, check and repair of
+# one corrupted 4 KiB block (md's exact mismatch_cnt), the speed limits and sync_speed,
+# idle/frozen, a member failed mid-resync, removal mid-resync (thread gone, rmmod works),
+# bad input. Members are 16 MiB linear maps, so that one job takes seconds.
+# vm-run: --disks 4 --disk-size 64M
+. "${RRAID_LIB:-/rraid/lib.sh}"
+
+MSZ_MB=16
+MSZ_SEC=$((MSZ_MB * 2048))
+
+# maps N: /dev/mapper/s1..sN, the first 16 MiB of the first N disks; prints their paths.
+maps() {
+	local i d out
+	i=1
+	out=
+	for d in $(first "$1" $DISKS); do
+		dm_linear "s$i" "$d" $MSZ_SEC >&2 || return 1
+		out="$out /dev/mapper/s$i"
+		i=$((i + 1))
+	done
+	echo $out
+}
+
+# randomize DEV...: each gets its own random bytes, so that the copies differ everywhere.
+randomize() {
+	local d
+	for d in "$@"; do
+		dd if=/dev/urandom of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null ||
+			{ fail "random fill of $d"; return 1; }
+	done
+}
+
+# identical DEV...: every DEV holds the same 16 MiB.
+identical() {
+	local d ref h
+	ref=
+	for d in "$@"; do
+		h=$(sha_head "$d" $((MSZ_MB * 1048576)))
+		[ -z "$ref" ] && ref=$h
+		[ "$h" = "$ref" ] || { fail "$d differs from $1"; return 1; }
+	done
+}
+
+# md_check_zero DEV...: md's own check over the members finds no mismatch.
+md_check_zero() {
+	local i mm
+	md_build /dev/md0 1 0 "$@" || return 1
+	echo check >/sys/block/md0/md/sync_action || { fail "md check would not start"; return 1; }
+	i=0
+	sleep 0.5
+	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	mm=$(cat /sys/block/md0/md/mismatch_cnt)
+	md_stop /dev/md0 || return 1
+	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
+}
+
+# expect_running NAME ACTION: the job runs and sync_completed says how far, out of 16 MiB.
+expect_running() {
+	local c
+	expect_attr "$1" sync_action "$2" || return 1
+	c=$(attr "$1" sync_completed)
+	case $c in
+	*" / $MSZ_SEC") ;;
+	*) fail "sync_completed is '$c' during $2, expected 'N / $MSZ_SEC'"; return 1 ;;
+	esac
+}
+
+# sync_resync: three members with different data, no assume-clean. While the resync runs (at
+# 4 MiB/s), reading the whole array twice gives the same bytes, which are the first member's;
+# afterwards too, every member holds them, and md's check agrees.
+sync_resync() {
+	m=$(maps 3) || return 1
+	randomize $m || return 1
+	want=$(sha_head "$(nth 1 $m)" $((MSZ_MB * 1048576)))
+	speed_sys 1000 4096 || return 1
+	mk rraid0 "level=1" $m || return 1
+	expect_running rraid0 resync || return 1
+	h1=$(sha_head /dev/rraid0 $((MSZ_MB * 1048576)))
+	h2=$(sha_head /dev/rraid0 $((MSZ_MB * 1048576)))
+	note "during the resync: $(attr rraid0 sync_completed), $(attr rraid0 sync_speed) KiB/s"
+	[ "$(attr rraid0 sync_action)" = resync ] ||
+		{ fail "resync ended before the reads did: the test did not read during it"; return 1; }
+	[ "$h1" = "$want" ] && [ "$h2" = "$want" ] ||
+		{ fail "reads during the resync are not the first member's data"; return 1; }
+	sync_wait rraid0 60 || return 1
+	expect_attr rraid0 sync_completed none || return 1
+	expect_attr rraid0 sync_speed none || return 1
+	[ "$(sha_head /dev/rraid0 $((MSZ_MB * 1048576)))" = "$want" ] ||
+		{ fail "the array's data changed in the resync"; return 1; }
+	dmesg | grep -q "rraid0: resync done" || { fail "dmesg does not say the resync is done"; return 1; }
+	rm_array rraid0 || return 1
+	identical $m || return 1
+	md_check_zero $m
+}
+
+# sync_resync_fio: fio verify writes and reads all over the array while the resync runs, ahead
+# of its point and behind it; then the resync ends, the data verifies again and the copies agree.
+sync_resync_fio() {
+	m=$(maps 2) || return 1
+	randomize $m || return 1
+	speed_sys 1000 2048 || return 1
+	mk rraid0 "level=1" $m || return 1
+	fio_verify /dev/rraid0 --runtime=6 --time_based=0 --size=${MSZ_MB}M || return 1
+	c=$(attr rraid0 sync_completed)
+	note "after fio: $c"
+	[ "$c" != none ] || { fail "the resync ended before fio did: not tested under I/O"; return 1; }
+	speed_sys 1000 200000 || return 1
+	sync_wait rraid0 60 || return 1
+	fio_check /dev/rraid0 --size=${MSZ_MB}M || return 1
+	rm_array rraid0 || return 1
+	identical $m || return 1
+	md_check_zero $m
+}
+
+# corrupt DEV BLOCK: overwrites 4 KiB block BLOCK of DEV with random bytes.
+corrupt() {
+	dd if=/dev/urandom of="$1" bs=4096 seek="$2" count=1 oflag=direct conv=notrunc 2>/dev/null ||
+		{ fail "corrupting $1"; return 1; }
+}
+
+# run_action NAME ACTION: starts a check or repair and waits for its end.
+run_action() {
+	[ "$(sysw "/sys/block/$1/rraid/sync_action" "$2")" = OK ] || { fail "sync_action $2 refused"; return 1; }
+	sync_wait "$1" 60
+}
+
+# sync_check_repair N: one 4 KiB block corrupted on the last of N members is counted exactly by
+# check (md's unit: the 64 KiB block's 128 sectors) and not fixed; repair counts and fixes it;
+# the next check finds 0; the data is the first member's.
+sync_check_repair() {
+	m=$(maps "$1") || return 1
+	zero $m || return 1
+	mk rraid0 "level=1 assume-clean" $m || return 1
+	fio_fill /dev/rraid0 --size=${MSZ_MB}M || return 1
+	rm_array rraid0 || return 1
+	last=$(nth "$1" $m)
+	corrupt "$last" 1283 || return 1
+	mk rraid0 "level=1 assume-clean" $m || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 128 || return 1
+	dmesg | grep -q "rraid0: data-check done" || { fail "dmesg does not say the check is done"; return 1; }
+	[ "$(sha_head "$last" $((MSZ_MB * 1048576)))" != "$(sha_head "$(nth 1 $m)" $((MSZ_MB * 1048576)))" ] ||
+		{ fail "check rewrote the mismatch"; return 1; }
+	run_action rraid0 repair || return 1
+	expect_attr rraid0 mismatch_cnt 128 || return 1
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	fio_check /dev/rraid0 --size=${MSZ_MB}M || return 1
+	rm_array rraid0 || return 1
+	identical $m || return 1
+	md_check_zero $m
+}
+
+# sync_throttle: with sync_speed_max X, a check of S KiB runs no faster than X: sync_speed stays
+# within 1.2 X and the job takes at least 0.8 S/X. The limit files read as md's.
+sync_throttle() {
+	m=$(maps 2) || return 1
+	mk rraid0 "level=1 assume-clean" $m || return 1
+	expect_attr rraid0 sync_speed_min "1000 (system)" || return 1
+	expect_attr rraid0 sync_speed_max "200000 (system)" || return 1
+	x=4096
+	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max $x)" = OK ] || { fail "sync_speed_max $x refused"; return 1; }
+	expect_attr rraid0 sync_speed_max "$x (local)" || return 1
+	t0=$(date +%s.%N)
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action check)" = OK ] || { fail "check refused"; return 1; }
+	top=0
+	n=0
+	while [ "$(attr rraid0 sync_action)" = check ]; do
+		s=$(attr rraid0 sync_speed)
+		case $s in none) ;; *) [ "$s" -gt $top ] && top=$s; n=$((n + 1)) ;; esac
+		sleep 0.3
+	done
+	t1=$(date +%s.%N)
+	secs=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
+	note "check of $((MSZ_MB * 1024)) KiB at sync_speed_max $x: ${secs}s, highest sync_speed $top over $n samples"
+	[ $n -ge 3 ] || { fail "only $n sync_speed samples"; return 1; }
+	[ "$top" -le $((x * 12 / 10)) ] || { fail "sync_speed $top above 1.2 x $x"; return 1; }
+	awk -v s="$secs" -v min="$(echo "$MSZ_MB $x" | awk '{print 0.8 * $1 * 1024 / $2}')" \
+		'BEGIN { exit !(s >= min) }' || { fail "the check took ${secs}s, less than 0.8 S/X"; return 1; }
+	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max system)" = OK ] || { fail "sync_speed_max system refused"; return 1; }
+	expect_attr rraid0 sync_speed_max "200000 (system)" || return 1
+	rm_array rraid0
+}
+
+# sync_idle_frozen: idle stops a check; frozen keeps any job from starting (check gets EBUSY)
+# until idle; a resync frozen midway goes on from its point after idle.
+sync_idle_frozen() {
+	m=$(maps 2) || return 1
+	randomize $m || return 1
+	speed_sys 1000 2048 || return 1
+	mk rraid0 "level=1" $m || return 1
+	sleep 1
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action frozen)" = OK ] || { fail "frozen refused"; return 1; }
+	i=0
+	while [ "$(attr rraid0 sync_completed)" != none ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	expect_attr rraid0 sync_action frozen || return 1
+	expect_attr rraid0 sync_completed none || return 1
+	dmesg | grep -q "rraid0: resync interrupted at" || { fail "dmesg does not say where the resync stopped"; return 1; }
+	expect_err EBUSY /sys/block/rraid0/rraid/sync_action check || return 1
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action idle)" = OK ] || { fail "idle refused"; return 1; }
+	sleep 0.5
+	c=$(attr rraid0 sync_completed)
+	expect_running rraid0 resync || return 1
+	[ "${c%% *}" -gt 0 ] || { fail "the resync started again from 0 ($c)"; return 1; }
+	expect_err EBUSY /sys/block/rraid0/rraid/sync_action check || return 1
+	speed_sys 1000 200000 || return 1
+	sync_wait rraid0 60 || return 1
+	speed_sys 1000 2048 || return 1
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action check)" = OK ] || { fail "check refused"; return 1; }
+	expect_running rraid0 check || return 1
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action idle)" = OK ] || { fail "idle refused"; return 1; }
+	sync_wait rraid0 10 || return 1
+	expect_attr rraid0 sync_completed none || return 1
+	rm_array rraid0 || return 1
+	identical $m
+}
+
+# sync_fail_source: the first member, which the resync reads, is failed midway; the resync goes
+# on from the next member, and the two left agree.
+sync_fail_source() {
+	m=$(maps 3) || return 1
+	randomize $m || return 1
+	speed_sys 1000 4096 || return 1
+	mk rraid0 "level=1" $m || return 1
+	sleep 1
+	r=$(sysw "/sys/block/rraid0/rraid/dev-$(kname "$(nth 1 $m)")/state" faulty)
+	[ "$r" = OK ] || { fail "failing the first member: $r"; return 1; }
+	expect_running rraid0 resync || return 1
+	want=$(sha_head /dev/rraid0 $((MSZ_MB * 1048576)))
+	speed_sys 1000 200000 || return 1
+	sync_wait rraid0 60 || return 1
+	expect_attr rraid0 degraded 1 || return 1
+	[ "$(sha_head /dev/rraid0 $((MSZ_MB * 1048576)))" = "$want" ] ||
+		{ fail "the array's data changed after the source failed"; return 1; }
+	rm_array rraid0 || return 1
+	identical $(nth 2 $m) $(nth 3 $m)
+}
+
+# sync_remove_midway: removing an unopened array mid-resync stops its thread; an open one gives
+# EBUSY and keeps syncing; after removal rmmod works.
+sync_remove_midway() {
+	m=$(maps 2) || return 1
+	speed_sys 1000 1024 || return 1
+	mk rraid0 "level=1" $m || return 1
+	sleep 0.5
+	ps | grep -q '[r]raid0_sync' || { fail "no rraid0_sync thread during the resync"; return 1; }
+	exec 3</dev/rraid0
+	expect_err EBUSY "$RRAID_SYS/remove" rraid0 || { exec 3<&-; return 1; }
+	exec 3<&-
+	expect_running rraid0 resync || return 1
+	rm_array rraid0 || return 1
+	dmesg | grep -q "rraid0: resync interrupted" || { fail "dmesg does not say the resync stopped"; return 1; }
+	! ps | grep -q '[r]raid0_sync' || { fail "rraid0_sync still runs after remove"; return 1; }
+	speed_sys 1000 200000 || return 1
+	rmmod rraid || { fail "rmmod after removing an array mid-resync"; return 1; }
+	rraid_load
+}
+
+# sync_bad_input: unknown actions, checks on RAID 0, bad limits.
+sync_bad_input() {
+	m=$(maps 2) || return 1
+	mk rraid0 "level=1 assume-clean" $m || return 1
+	expect_err EINVAL /sys/block/rraid0/rraid/sync_action reshape || return 1
+	expect_err EINVAL /sys/block/rraid0/rraid/sync_action "" || return 1
+	expect_err EINVAL /sys/block/rraid0/rraid/sync_speed_min fast || return 1
+	expect_err EINVAL /sys/block/rraid0/rraid/sync_speed_max -5 || return 1
+	expect_err EINVAL "$RRAID_SYS/speed_limit_max" 0 || return 1
+	expect_err EINVAL "$RRAID_SYS/speed_limit_min" x || return 1
+	expect_attr rraid0 sync_action idle || return 1
+	rm_array rraid0 || return 1
+	mk rraid0 "level=0 chunk=64K" $m || return 1
+	expect_err EINVAL /sys/block/rraid0/rraid/sync_action check || return 1
+	expect_attr rraid0 sync_action idle || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	rm_array rraid0
+}
+
+t_run sync-raid1-resync-reads-agree sync_resync
+t_run sync-raid1-resync-under-fio sync_resync_fio
+t_run sync-raid1-n2-check-repair sync_check_repair 2
+t_run sync-raid1-n3-check-repair sync_check_repair 3
+t_run sync-throttle-speed-max sync_throttle
+t_run sync-idle-frozen sync_idle_frozen
+t_run sync-raid1-fail-source-midway sync_fail_source
+t_run sync-remove-midway sync_remove_midway
+t_run sync-bad-input sync_bad_input
+t_summary
