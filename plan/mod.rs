@@ -73,6 +73,8 @@ pub struct Column {
     /// Data members in Q's coefficient order (RAID 6) or data order (RAID 4/5).
     order: [u8; MAX_MEMBERS],
     failed: Set,
+    /// Parity may not match the data yet (beyond the resync point): writes reconstruct it.
+    unsynced: bool,
 }
 
 fn count(s: Set) -> usize {
@@ -112,7 +114,16 @@ impl Column {
             qd: sh.qd,
             order,
             failed: failed & Self::all_of(geo.members()),
+            unsynced: false,
         }
+    }
+
+    /// The same column where parity is not known to match the data (not resynced yet):
+    /// read-modify-write, which trusts the old parity, is never chosen, as md forces
+    /// reconstruct-write beyond its resync point.
+    pub fn unsynced(mut self) -> Self {
+        self.unsynced = true;
+        self
     }
 
     fn all_of(n: usize) -> Set {
@@ -232,7 +243,7 @@ pub fn plan_write(col: &Column, written: Set, full: Set) -> Result<WritePlan, Er
     let rcw_need = data & !full;
     let rcw = (rcw_need & failed == 0).then_some(count(rcw_need));
     let rmw_need = written | parity_alive;
-    let rmw = (written & failed == 0).then_some(count(rmw_need));
+    let rmw = (written & failed == 0 && !col.unsynced).then_some(count(rmw_need));
     let plan = match (rcw, rmw) {
         (Some(c), Some(m)) if m < c => (Method::Rmw, rmw_need, 0),
         (Some(_), _) => (Method::Rcw, rcw_need, 0),
@@ -515,18 +526,29 @@ pub fn post_write(
             if plan.write == 0 {
                 return Ok(());
             }
-            let order = col.order();
-            with_pq(col, bufs, |s, rest| {
-                let mut srcs: [&[u8]; MAX_MEMBERS] = [&[]; MAX_MEMBERS];
-                let n = gather(rest, order.iter().map(|&m| m as usize), &mut srcs);
-                let data = srcs.get(..n).unwrap_or(&[]);
-                match s.q.as_deref_mut() {
-                    Some(q) => eng.gen.gen_syndrome(fpu, data, s.p, q)?,
-                    None => eng.xor.xor_gen(fpu, s.p, data)?,
-                }
-                Ok(())
-            })
+            gen_parity(eng, fpu, col, bufs)
         }
         Method::DataOnly => Ok(()),
     }
+}
+
+/// Computes P (and Q) from all data blocks of the column: reconstruct-write's last step, and
+/// what resync, check and repair compare with the parity read.
+pub fn gen_parity(
+    eng: &Engines,
+    fpu: &dyn Fpu,
+    col: &Column,
+    bufs: &mut [&mut [u8]],
+) -> Result<(), Error> {
+    let order = col.order();
+    with_pq(col, bufs, |s, rest| {
+        let mut srcs: [&[u8]; MAX_MEMBERS] = [&[]; MAX_MEMBERS];
+        let n = gather(rest, order.iter().map(|&m| m as usize), &mut srcs);
+        let data = srcs.get(..n).unwrap_or(&[]);
+        match s.q.as_deref_mut() {
+            Some(q) => eng.gen.gen_syndrome(fpu, data, s.p, q)?,
+            None => eng.xor.xor_gen(fpu, s.p, data)?,
+        }
+        Ok(())
+    })
 }

@@ -325,7 +325,7 @@ impl Array {
             return Some(first);
         }
         let n = self.members.len();
-        let start = ((sector >> 11) % n as u64) as usize;
+        let start = ((sector >> 11) % n.max(1) as u64) as usize;
         let mut best = first;
         let mut best_load = u32::MAX;
         for m in Iterator::chain(start..n, 0..start).filter(|&m| sync & (1 << m) != 0) {

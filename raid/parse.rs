@@ -216,13 +216,6 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
                 a.name(),
             ));
         }
-        (LevelKind::Parity(_), _) if !assume_clean => {
-            return Err(CtlError::new(
-                EINVAL,
-                "create: RAID 4/5/6 needs assume-clean: there is no initial resync yet, so parity would be garbage",
-                first,
-            ));
-        }
         _ => {}
     }
     if paths.len() < 2 {

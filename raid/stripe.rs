@@ -14,6 +14,7 @@
 //! the writes of their window here.
 
 use super::io::bits;
+use super::sync::Action;
 use super::Array;
 use crate::layout::raid5::Raid5;
 use crate::plan::{self, Column, Set};
@@ -288,6 +289,107 @@ impl Stripes {
     /// Window size in sectors.
     pub fn window_sectors(&self) -> u64 {
         self.cols as u64 * COL_SECTORS
+    }
+
+    /// The sync thread's work on member sectors `[pos, pos + n)` past the data offset, whole
+    /// windows: each window's heads are taken as a write's are, so a resync and a write never
+    /// compute parity from different data. Resync writes parity computed from the data; check
+    /// counts the columns whose parity differs (md's 8 sectors each); repair rewrites those.
+    /// `scratch` holds two pages, for the parity read.
+    pub(super) fn sync_range(
+        &self,
+        array: &Array,
+        action: Action,
+        pos: u64,
+        n: u64,
+        scratch: &mut [PageBuf],
+    ) {
+        let ws = self.window_sectors();
+        let chunk = self.geo.chunk_sectors();
+        let all_cols = ((1u64 << self.cols) - 1) as u32;
+        let mut at = pos;
+        while at < pos + n {
+            let stripe = at / chunk;
+            let (unit, win, _) = self.window(stripe, at % chunk);
+            let base = self.geo.stripe_start(stripe) + win as u64 * ws;
+            let mut slot = self.acquire(unit, all_cols);
+            let res = self.sync_window(array, action, stripe, base, &mut slot, scratch);
+            self.release(unit, slot);
+            if let Err(bad) = res {
+                for m in bits(bad) {
+                    array.count_error(m, None);
+                    let _ = array.fail_member(m);
+                }
+                return;
+            }
+            at += ws;
+        }
+    }
+
+    /// One window of [`Stripes::sync_range`]; `Err` holds the members whose I/O failed.
+    #[inline(never)]
+    fn sync_window(
+        &self,
+        array: &Array,
+        action: Action,
+        stripe: u64,
+        base: u64,
+        slot: &mut Slot,
+        scratch: &mut [PageBuf],
+    ) -> Result<(), Set> {
+        let n = array.members().len();
+        let cols = self.cols.min(MAX_COLS);
+        let col = Column::new(&self.geo, stripe, array.failed_set());
+        if col.failed() != 0 {
+            // Nothing to compare against on a degraded array.
+            return Ok(());
+        }
+        let bad = window_io(
+            self,
+            array,
+            slot,
+            base,
+            &[col.all(); MAX_COLS][..cols],
+            false,
+            false,
+        )
+        .map_err(|_| col.all())?;
+        if bad != 0 {
+            return Err(bad);
+        }
+        let eng = super::engines::stripe_engines();
+        let fpu = KernelFpu;
+        let parity = [Some(col.pd()), col.qd()];
+        let mut write = [0 as Set; MAX_COLS];
+        for (c, w) in write.iter_mut().enumerate().take(cols) {
+            for (p, keep) in parity.iter().zip(scratch.iter_mut()) {
+                if let Some(src) = p.and_then(|m| slot.page(m, c)) {
+                    keep.bytes_mut().copy_from_slice(src.bytes());
+                }
+            }
+            on_column(slot, c, n, |bufs| plan::gen_parity(&eng, &fpu, &col, bufs))
+                .map_err(|_| 0 as Set)?;
+            let differs = parity.iter().zip(scratch.iter()).any(|(p, keep)| {
+                p.and_then(|m| slot.page(m, c))
+                    .is_some_and(|now| now.bytes() != keep.bytes())
+            });
+            if differs && action != Action::Resync {
+                array.sync().count_mismatch(COL_SECTORS);
+            }
+            if action == Action::Resync || (action == Action::Repair && differs) {
+                *w = col.parity();
+            }
+        }
+        if write.iter().any(|&w| w != 0) {
+            array.writes.fetch_add(1, Ordering::Acquire);
+            let res = window_io(self, array, slot, base, &write[..cols], true, false);
+            array.writes.fetch_sub(1, Ordering::Release);
+            let bad = res.map_err(|_| col.parity())?;
+            if bad != 0 {
+                return Err(bad);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -815,8 +917,14 @@ impl StripeOp {
     ) -> Result<WriteState, BlkStatus> {
         let n = array.members().len();
         let masks = self.masks();
+        let mut col = Column::new(&st.geo, self.stripe, array.failed_set() | rewrite);
+        // Beyond the resync point parity is not trusted (md forces reconstruct-write there).
+        let rel = self.base(st) - st.geo.data_offset();
+        if !array.sync().clean_below(rel + st.window_sectors()) {
+            col = col.unsynced();
+        }
         let mut w = WriteState {
-            col: Column::new(&st.geo, self.stripe, array.failed_set() | rewrite),
+            col,
             plans: [None; MAX_COLS],
             written: [0; MAX_COLS],
             full: [0; MAX_COLS],

@@ -145,7 +145,7 @@ impl Barrier {
     /// counts a write there. Task context.
     pub fn enter(&self, start: u64, len: u64) -> Entered<'_> {
         let first = start >> BUCKET_SHIFT;
-        let last = (start + len.max(1) - 1) >> BUCKET_SHIFT;
+        let last = start.saturating_add(len.saturating_sub(1)) >> BUCKET_SHIFT;
         for b in first..=last {
             let i = (b % BUCKETS as u64) as usize;
             loop {
@@ -325,6 +325,11 @@ impl SyncState {
         Some(self.speed.load(Ordering::Relaxed))
     }
 
+    /// Adds to `mismatch_cnt`.
+    pub(super) fn count_mismatch(&self, sectors: u64) {
+        self.mismatches.fetch_add(sectors, Ordering::Relaxed);
+    }
+
     /// md's `mismatch_cnt`.
     pub fn mismatches(&self) -> u64 {
         self.mismatches.load(Ordering::Relaxed)
@@ -370,18 +375,14 @@ pub enum ActionError {
 /// come from.
 struct Window {
     rows: KVec<KVec<PageBuf>>,
-    pages: usize,
     /// Per 64 KiB block of the last compare: the members that differ from row 0.
     bad: [u64; MAX_BLOCKS],
     set: Pin<KBox<BioSet<PageCtx>>>,
 }
 
 impl Window {
-    fn new(rows: usize) -> Result<Self> {
-        let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1)).clamp(
-            BLOCK_SECTORS as usize / 8,
-            MAX_BLOCKS * BLOCK_SECTORS as usize / 8,
-        ) & !(BLOCK_SECTORS as usize / 8 - 1);
+    /// `rows` rows of `pages` pages each.
+    fn new(rows: usize, pages: usize) -> Result<Self> {
         let mut v = KVec::with_capacity(rows, GFP_KERNEL)?;
         for _ in 0..rows {
             let mut row = KVec::with_capacity(pages, GFP_KERNEL)?;
@@ -392,14 +393,9 @@ impl Window {
         }
         Ok(Self {
             rows: v,
-            pages,
             bad: [0; MAX_BLOCKS],
             set: KBox::pin_init(BioSet::new(4, true), GFP_KERNEL)?,
         })
-    }
-
-    fn sectors(&self) -> u64 {
-        (self.pages * PAGE_BYTES / 512) as u64
     }
 }
 
@@ -407,6 +403,42 @@ impl Array {
     /// The sync state.
     pub fn sync(&self) -> &SyncState {
         &self.sync
+    }
+
+    /// Why no job can run now, if so: RAID 1 needs two members in sync to compare or copy;
+    /// RAID 4/5/6 sync only whole arrays (a degraded one needs recovery, as md skips it).
+    fn cannot_sync(&self) -> Option<&'static str> {
+        match self.level {
+            _ if self.is_broken() => Some("the array is broken"),
+            Level::Raid1(_) if self.in_sync().count_ones() < 2 => {
+                Some("fewer than two members in sync")
+            }
+            Level::Raid5(_) if self.degraded() > 0 => Some("the array is degraded"),
+            Level::Raid0(_) => Some("no redundancy"),
+            _ => None,
+        }
+    }
+
+    /// The buffers of a job, and the member sectors it syncs at once.
+    fn sync_buffers(&self, action: Action) -> Result<(Window, u64)> {
+        match (&self.level, self.stripes()) {
+            // Two scratch pages for the parity read; the stripe heads hold the data. Eight
+            // windows at once, within one barrier bucket (both are powers of two).
+            (Level::Raid5(_), Some(st)) => Ok((Window::new(1, 2)?, st.window_sectors() * 8)),
+            _ => {
+                let rows = match action {
+                    Action::Resync => 1,
+                    _ => self.members.len(),
+                };
+                // 1 MiB over all rows, whole 64 KiB blocks, at most MAX_BLOCKS per row.
+                let block_pages = BLOCK_SECTORS as usize * 512 / PAGE_BYTES;
+                let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1))
+                    .clamp(block_pages, MAX_BLOCKS * block_pages)
+                    / block_pages
+                    * block_pages;
+                Ok((Window::new(rows, pages)?, (pages * PAGE_BYTES / 512) as u64))
+            }
+        }
     }
 
     /// Starts the thread if there is work and none runs. Called with `ctl` held.
@@ -460,10 +492,11 @@ impl Array {
                 self.sync.interrupt.store(true, Ordering::Release);
             }
             "check" | "repair" => {
-                if self.level.redundancy(self.members.len()) == 0
-                    || !matches!(self.level, Level::Raid1(_))
-                {
+                if matches!(self.level, Level::Raid0(_)) {
                     return Err(ActionError::NoRedundancy);
+                }
+                if let Some(why) = self.cannot_sync() {
+                    return Err(ActionError::Busy(why));
                 }
                 if c.frozen {
                     return Err(ActionError::Busy("array is frozen"));
@@ -537,11 +570,7 @@ impl Array {
             total / 2,
             start / 2
         );
-        let rows = match action {
-            Action::Resync => 1,
-            _ => self.members.len(),
-        };
-        let mut win = match Window::new(rows) {
+        let (mut win, step) = match self.sync_buffers(action) {
             Ok(w) => w,
             Err(e) => {
                 pr_err!(
@@ -567,17 +596,13 @@ impl Array {
                 ok = false;
                 break;
             }
-            if self.is_broken() || self.in_sync().count_ones() < 2 {
-                pr_warn!(
-                    "{}: {} stopped: fewer than two members in sync\n",
-                    self.name(),
-                    action.desc()
-                );
+            if let Some(why) = self.cannot_sync() {
+                pr_warn!("{}: {} stopped: {}\n", self.name(), action.desc(), why);
                 ok = false;
                 break;
             }
             self.throttle(&marks, pos);
-            let n = win.sectors().min(total - pos).min(bucket_end(pos) - pos);
+            let n = step.min(total - pos).min(bucket_end(pos) - pos);
             let b = bucket(pos);
             self.sync.barrier.raise(b);
             self.sync_window(action, pos, n, &mut win);
@@ -648,8 +673,14 @@ impl Array {
 
     /// Syncs member sectors `[pos, pos + n)`, inside one raised bucket.
     fn sync_window(&self, action: Action, pos: u64, n: u64, win: &mut Window) {
-        if let Level::Raid1(g) = &self.level {
-            self.raid1_window(action, g.map(pos), n, win);
+        match (&self.level, self.stripes()) {
+            (Level::Raid1(g), _) => self.raid1_window(action, g.map(pos), n, win),
+            (Level::Raid5(_), Some(st)) => {
+                if let Some(scratch) = win.rows.first_mut() {
+                    st.sync_range(self, action, pos, n, scratch);
+                }
+            }
+            _ => {}
         }
     }
 

@@ -950,9 +950,6 @@ r5_badinput() {
 		level=6|layout=16|assume-clean|$m4
 		level=6|assume-clean|$1|$2|$3
 		level=5|assume-clean|$1
-		level=5|chunk=64K|$1|$2|$3
-		level=6|chunk=64K|$m4
-		level=4|chunk=64K|$1|$2|$3
 		level=4|layout=ls|assume-clean|$m4
 		level=6|chunk=64K|size=40000|assume-clean|$m4
 		level=5|chunk=64K|size=32K|assume-clean|$1|$2|$3

@@ -284,6 +284,89 @@ sync_bad_input() {
 	rm_array rraid0
 }
 
+# p_md LEVEL: md's superblock (1.0, at the end) over the 4 disks, data in their first 16 MiB,
+# then md stopped: md_asm later reads what rraid left there.
+p_md() {
+	modprobe raid456 || { fail "modprobe raid456"; return 1; }
+	mdadm --create /dev/md0 --run --assume-clean --metadata=1.0 --bitmap=none --level="$1" \
+		--chunk=64 --raid-devices=4 --size=$((MSZ_MB * 1024)) $DISKS </dev/null ||
+		{ fail "mdadm --create level $1"; return 1; }
+	md_stop /dev/md0
+}
+
+# p_md_agrees SHA BYTES: md assembled over the members reads the same first BYTES (sha256 SHA)
+# and its own check finds 0.
+p_md_agrees() {
+	local i mm
+	mdadm --assemble /dev/md0 --run $DISKS </dev/null || { fail "mdadm --assemble"; return 1; }
+	[ "$(sha_head /dev/md0 "$2")" = "$1" ] ||
+		{ fail "md reads other bytes than rraid did"; return 1; }
+	echo 500000 >/proc/sys/dev/raid/speed_limit_min
+	echo check >/sys/block/md0/md/sync_action || { fail "md check would not start"; return 1; }
+	i=0
+	sleep 0.5
+	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $i -lt 1200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	mm=$(cat /sys/block/md0/md/mismatch_cnt)
+	md_stop /dev/md0 || return 1
+	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
+}
+
+# sync_parity_resync LEVEL: RAID 5 or 6 over members of random bytes, without assume-clean:
+# fio verify runs while the resync does (writes beyond its point reconstruct parity); then
+# rraid's check finds 0, and md over the same members reads the same bytes and finds 0.
+sync_parity_resync() {
+	p_md "$1" || return 1
+	for d in $DISKS; do
+		dd if=/dev/urandom of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null ||
+			{ fail "random fill of $d"; return 1; }
+	done
+	speed_sys 1000 4096 || return 1
+	mk rraid0 "level=$1 chunk=64K size=$((MSZ_MB * 1024))" $DISKS || return 1
+	expect_running rraid0 resync || return 1
+	fio_verify /dev/rraid0 --runtime=3 --time_based=0 --size=8M --offset=16M || return 1
+	note "after fio: $(attr rraid0 sync_completed)"
+	speed_sys 1000 200000 || return 1
+	sync_wait rraid0 120 || return 1
+	fio_check /dev/rraid0 --size=8M --offset=16M || return 1
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	bytes=$(dev_bytes /dev/rraid0)
+	want=$(sha_head /dev/rraid0 "$bytes")
+	rm_array rraid0 || return 1
+	p_md_agrees "$want" "$bytes"
+}
+
+# sync_parity_check_repair LEVEL: one 4 KiB block corrupted on one member: check counts md's 8
+# sectors, repair rewrites parity, the next check finds 0, and md agrees.
+sync_parity_check_repair() {
+	p_md "$1" || return 1
+	for d in $DISKS; do
+		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
+	done
+	mk rraid0 "level=$1 chunk=64K size=$((MSZ_MB * 1024)) assume-clean" $DISKS || return 1
+	fio_fill /dev/rraid0 --size=16M || return 1
+	rm_array rraid0 || return 1
+	corrupt "$(nth 2 $DISKS)" 1283 || return 1
+	mk rraid0 "level=$1 chunk=64K size=$((MSZ_MB * 1024)) assume-clean" $DISKS || return 1
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 8 || return 1
+	run_action rraid0 repair || return 1
+	expect_attr rraid0 mismatch_cnt 8 || return 1
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	bytes=$(dev_bytes /dev/rraid0)
+	want=$(sha_head /dev/rraid0 "$bytes")
+	rm_array rraid0 || return 1
+	p_md_agrees "$want" "$bytes"
+}
+
+t_run sync-raid5-resync-under-fio sync_parity_resync 5
+t_run sync-raid6-resync-under-fio sync_parity_resync 6
+t_run sync-raid5-check-repair sync_parity_check_repair 5
+t_run sync-raid6-check-repair sync_parity_check_repair 6
 t_run sync-raid1-resync-reads-agree sync_resync
 t_run sync-raid1-resync-under-fio sync_resync_fio
 t_run sync-raid1-n2-check-repair sync_check_repair 2
