@@ -1,5 +1,6 @@
 //! `/sys/block/rraidN/rraid/`: array and member status, in md's names and formats.
 
+use super::members::Role;
 use super::parse::text;
 use super::sync::ActionError;
 use super::Array;
@@ -18,6 +19,14 @@ const fn ro(name: &'static CStr) -> Attr {
         name,
         read: true,
         write: false,
+    }
+}
+
+const fn wo(name: &'static CStr) -> Attr {
+    Attr {
+        name,
+        read: false,
+        write: true,
     }
 }
 
@@ -57,6 +66,7 @@ impl SysfsOps for ArrayAttrs {
         rw(c_str!("sync_speed_min")),
         rw(c_str!("sync_speed_max")),
         ro(c_str!("mismatch_cnt")),
+        wo(c_str!("new_dev")),
     ];
 
     fn lock_class() -> &'static LockKey {
@@ -102,12 +112,26 @@ impl SysfsOps for ArrayAttrs {
             7 => self.store_cache_size(input),
             8 => self.store_action(input),
             11 | 12 => self.store_speed(idx == 12, input),
+            14 => self.store_new_dev(input),
             _ => Err(EINVAL),
         }
     }
 }
 
 impl ArrayAttrs {
+    /// `new_dev`: md's `MAJOR:MINOR`, or a device path, added as a spare.
+    fn store_new_dev(&self, input: &[u8]) -> Result {
+        let name = self.array.name();
+        let spec = text(input).map_err(|e| {
+            pr_err!("{}: new_dev: {}\n", name, e.why);
+            e.code
+        })?;
+        self.array.new_dev(spec).map_err(|(code, why)| {
+            pr_err!("{}: new_dev {}: {}\n", name, spec, why);
+            code
+        })
+    }
+
     /// `sync_action`: `check`, `repair`, `idle`, `frozen` (and md's `resync`, `recover`).
     fn store_action(&self, input: &[u8]) -> Result {
         let name = self.array.name();
@@ -192,27 +216,23 @@ impl ArrayAttrs {
     }
 }
 
-/// A member directory, `dev-<name>`.
+/// A member directory, `dev-<name>`, of one device (in a slot or not).
 pub struct MemberAttrs {
     array: Arc<Array>,
-    slot: usize,
+    devt: u32,
 }
 
 impl MemberAttrs {
-    /// Status files of member `slot` of `array`.
-    pub fn new(array: Arc<Array>, slot: usize) -> Self {
-        Self { array, slot }
+    /// Status files of the device numbered `devt` in `array`.
+    pub fn new(array: Arc<Array>, devt: u32) -> Self {
+        Self { array, devt }
     }
 }
 
 impl SysfsOps for MemberAttrs {
     const ATTRS: &'static [Attr] = &[
         ro(c_str!("slot")),
-        Attr {
-            name: c_str!("state"),
-            read: true,
-            write: true,
-        },
+        rw(c_str!("state")),
         ro(c_str!("errors")),
     ];
 
@@ -222,48 +242,50 @@ impl SysfsOps for MemberAttrs {
     }
 
     fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
-        let member = self.array.members().get(self.slot).ok_or(ENODEV)?;
-        match idx {
-            0 => emit(out, format_args!("{}\n", self.slot)),
-            1 => {
-                let state = if self.array.in_sync() & (1 << self.slot) != 0 {
-                    "in_sync"
-                } else {
-                    "faulty"
-                };
-                emit(out, format_args!("{state}\n"))
-            }
-            _ => emit(
+        let role = self.array.role_of(self.devt).ok_or(ENODEV)?;
+        match (idx, role) {
+            (0, Role::Slot(s)) => emit(out, format_args!("{s}\n")),
+            (0, Role::Spare { .. }) => emit(out, format_args!("none\n")),
+            (1, r) => emit(out, format_args!("{}\n", self.array.state_of(r))),
+            (_, Role::Slot(s)) => emit(
                 out,
-                format_args!("{}\n", member.errors.load(Ordering::Relaxed)),
+                format_args!(
+                    "{}\n",
+                    self.array
+                        .members()
+                        .get(s)
+                        .map_or(0, |m| m.errors.load(Ordering::Relaxed))
+                ),
             ),
+            (_, Role::Spare { .. }) => emit(out, format_args!("0\n")),
         }
     }
 
     fn store(&self, _idx: usize, input: &[u8]) -> Result {
-        let name = self.array.name();
-        let member = self
-            .array
-            .members()
-            .get(self.slot)
-            .map_or("?", |m| m.dev.name());
+        let a = &self.array;
+        let name = a.name();
+        let role = a.role_of(self.devt).ok_or(ENODEV)?;
         let cmd = text(input).map_err(|e| {
-            pr_err!("{}: {}: {}\n", name, member, e.why);
+            pr_err!("{}: dev state: {}\n", name, e.why);
             e.code
         })?;
-        if cmd != "faulty" {
-            pr_err!("{}: {}: unsupported state change '{}'\n", name, member, cmd);
-            return Err(EINVAL);
-        }
-        self.array
-            .fail_member(self.slot)
-            .map(|_| ())
-            .inspect_err(|_| {
-                pr_err!(
-                    "{}: cannot fail {}: the array would lose data\n",
-                    name,
-                    member
-                );
-            })
+        let res = match (cmd, role) {
+            ("faulty", Role::Slot(s)) => a
+                .fail_member(s)
+                .map(|_| ())
+                .map_err(|e| (e, "cannot fail it: the array would lose data")),
+            ("faulty", Role::Spare { .. }) => {
+                a.fail_spare(self.devt);
+                Ok(())
+            }
+            ("remove", _) => a.remove_dev(self.devt),
+            _ => Err((EINVAL, "unsupported state change")),
+        };
+        res.map_err(|(code, why)| {
+            pr_err!("{}: dev state {}: {}\n", name, cmd, why);
+            code
+        })?;
+        a.kick_if_needed();
+        Ok(())
     }
 }

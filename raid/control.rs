@@ -1,6 +1,6 @@
 //! `/sys/kernel/rraid/`: creating and removing arrays.
 
-use super::attrs::{ArrayAttrs, MemberAttrs};
+use super::attrs::ArrayAttrs;
 use super::parse::{self, CreateSpec, CtlError, LevelKind};
 use super::stripe::Stripes;
 use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
@@ -10,6 +10,7 @@ use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
 use crate::sys::disk::{Disk, Limits};
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
+use crate::sys::slot::DevSlot;
 use crate::sys::sysfs::{Attr, Buf, Parent, SysfsDir, SysfsOps};
 use crate::sys::workqueue::QueueRef;
 use crate::sys::LockKey;
@@ -28,7 +29,6 @@ const MAX_QUEUE_DEPTH: u32 = 1024;
 /// A live array and everything registered for it, torn down in field order after its sync
 /// thread has stopped.
 struct Entry {
-    _member_dirs: KVec<SysfsDir<MemberAttrs>>,
     _dir: SysfsDir<ArrayAttrs>,
     disk: Disk<Array>,
     array: Arc<Array>,
@@ -36,8 +36,10 @@ struct Entry {
 
 impl Drop for Entry {
     fn drop(&mut self) {
-        // The thread holds the array; it must be gone before the disk is.
+        // The thread holds the array; it must be gone before the disk is. The member
+        // directories hold it too, and go before the array's own.
         self.array.stop_sync();
+        self.array.drop_dirs();
     }
 }
 
@@ -87,7 +89,7 @@ impl Control {
         let module = ModuleRef::get(self.module)
             .map_err(|e| CtlError::new(e, "create: module is unloading", ""))?;
         let holder = Holder::new()?;
-        let mut members = KVec::with_capacity(spec.paths.len(), GFP_KERNEL)?;
+        let mut devs: KVec<MemberDev> = KVec::with_capacity(spec.paths.len(), GFP_KERNEL)?;
         let mut sizes = [0u64; MAX_MEMBERS];
         for (slot, &path) in spec.paths.iter().enumerate() {
             let cpath = CString::try_from_fmt(fmt!("{path}"))?;
@@ -98,7 +100,7 @@ impl Control {
                     path,
                 )
             })?;
-            if members.iter().any(|m: &Member| m.dev.devt() == dev.devt()) {
+            if devs.iter().any(|d| d.devt() == dev.devt()) {
                 return Err(CtlError::new(EBUSY, "create: member given twice", path));
             }
             if dev.zoned() {
@@ -109,20 +111,12 @@ impl Control {
                 ));
             }
             sizes[slot] = dev.sectors();
-            members.push(
-                Member {
-                    dev,
-                    inflight: AtomicU32::new(0),
-                    next_seq: AtomicU64::new(u64::MAX),
-                    errors: AtomicU32::new(0),
-                },
-                GFP_KERNEL,
-            )?;
+            devs.push(dev, GFP_KERNEL)?;
         }
         if let Some(kib) = spec.size_kib {
             // md's `component_size`: the same KiB of every member, which must hold it.
             let want = kib.checked_mul(2).unwrap_or(u64::MAX);
-            for (slot, size) in sizes.iter_mut().take(members.len()).enumerate() {
+            for (slot, size) in sizes.iter_mut().take(devs.len()).enumerate() {
                 if *size < want {
                     let name = spec.paths.get(slot).copied().unwrap_or("?");
                     return Err(CtlError::new(EINVAL, "create: size= exceeds member", name));
@@ -130,23 +124,23 @@ impl Control {
                 *size = want;
             }
         }
-        let level = spec.geometry(&sizes[..members.len()])?;
+        let level = spec.geometry(&sizes[..devs.len()])?;
         let mut lim = Limits::stacking();
         let cname = CString::try_from_fmt(fmt!("{}", spec.name_str()))?;
-        for m in members.iter() {
-            lim.stack(&m.dev, 0, &cname);
+        for d in devs.iter() {
+            lim.stack(d, 0, &cname);
         }
         // Discard only when every member has it (stacking offers it when any has it): a member
         // that ignored a discard would then differ from its mirror or its stripe. Stricter than
         // md, which leaves that member's blocks as they were.
-        if members.iter().any(|m| !m.dev.discard()) {
+        if devs.iter().any(|d| !d.discard()) {
             lim.disable_discard();
         }
         lim.drop_unimplemented();
         // No more requests in flight than the members can take together.
-        let depth = members
+        let depth = devs
             .iter()
-            .fold(0u32, |d, m| d.saturating_add(m.dev.nr_requests()))
+            .fold(0u32, |n, d| n.saturating_add(d.nr_requests()))
             .clamp(1, MAX_QUEUE_DEPTH);
         match level {
             Level::Raid0(g) => {
@@ -175,7 +169,18 @@ impl Control {
             })?),
             _ => None,
         };
-        let nmembers = members.len();
+        let nmembers = devs.len();
+        let mut members = KVec::with_capacity(nmembers, GFP_KERNEL)?;
+        for dev in devs {
+            members.push(
+                Member {
+                    dev: DevSlot::new(Some(dev))?,
+                    next_seq: AtomicU64::new(u64::MAX),
+                    errors: AtomicU32::new(0),
+                },
+                GFP_KERNEL,
+            )?;
+        }
         let array = Array::new(
             spec.name,
             level,
@@ -184,6 +189,7 @@ impl Control {
             stripes,
             holder,
             module,
+            self.wq,
         )?;
         let mut disk = Disk::add(
             spec.name_str(),
@@ -194,26 +200,24 @@ impl Control {
             self.wq,
         )
         .map_err(|e| CtlError::new(e, "create: cannot add disk", spec.name_str()))?;
-        for m in array.members() {
-            disk.link_holder(&m.dev)?;
+        for slot in 0..nmembers {
+            if let Some(d) = array.dev(slot) {
+                disk.link_holder(&d)?;
+            }
         }
         let dir = SysfsDir::new(
             &disk.kobj(),
             c_str!("rraid"),
             KBox::pin(ArrayAttrs::new(array.clone()), GFP_KERNEL)?,
         )?;
-        let mut member_dirs = KVec::with_capacity(nmembers, GFP_KERNEL)?;
-        for (slot, m) in array.members().iter().enumerate() {
-            let name = CString::try_from_fmt(fmt!("dev-{}", m.dev.name()))?;
-            let attrs = KBox::pin(MemberAttrs::new(array.clone(), slot), GFP_KERNEL)?;
-            member_dirs.push(SysfsDir::new(&dir.as_parent(), &name, attrs)?, GFP_KERNEL)?;
-        }
+        let dirs = array.add_dirs(dir.kobj_ref());
         let entry = Entry {
-            _member_dirs: member_dirs,
             _dir: dir,
             disk,
             array: array.clone(),
         };
+        // On failure the entry's drop takes down what was made.
+        dirs?;
         match arrays.iter_mut().find(|e| e.is_none()) {
             Some(free) => *free = Some(entry),
             None => arrays.push(Some(entry), GFP_KERNEL)?,

@@ -14,9 +14,13 @@ pub(super) use crate::plan::bits;
 use crate::sys::bio::{Bio, BioCtx};
 use crate::sys::disk::{defer, DeferredBio, DiskOps};
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
+use crate::sys::slot::DevRef;
 use crate::sys::{noio, BlkStatus, RangeOp, ReqOp};
 use core::sync::atomic::Ordering;
-use kernel::{prelude::*, sync::ArcBorrow};
+use kernel::{
+    prelude::*,
+    sync::{Arc, ArcBorrow},
+};
 
 /// Largest range bio: `bi_size` is a 32-bit byte count.
 const MAX_RANGE_SECTORS: u64 = 1 << 22;
@@ -50,6 +54,8 @@ pub struct Piece {
     pub(super) tried: u64,
     /// The member's answer, kept when the bio goes back to the worker.
     pub(super) status: BlkStatus,
+    /// Keeps the member's device in its slot until the bio is done.
+    pub(super) _dev: DevRef,
     /// The barrier buckets this write counts in ([`super::sync::Barrier::hold`]).
     pub(super) hold: Option<(u64, u64)>,
 }
@@ -77,9 +83,6 @@ impl BioCtx for Piece {
         {
             let p = bio.ctx();
             let array = p.request().data();
-            if let Some(m) = array.members.get(p.member) {
-                m.inflight.fetch_sub(1, Ordering::Relaxed);
-            }
             if p.kind != Kind::Read {
                 array.writes.fetch_sub(1, Ordering::Release);
             }
@@ -97,9 +100,6 @@ impl Array {
     /// Sends `bio` to its member, counting it.
     fn send(&self, bio: Bio<Piece>) {
         let p = bio.ctx();
-        if let Some(m) = self.members.get(p.member) {
-            m.inflight.fetch_add(1, Ordering::Relaxed);
-        }
         if p.kind != Kind::Read {
             self.writes.fetch_add(1, Ordering::Acquire);
         }
@@ -134,7 +134,8 @@ impl Array {
         tried: u64,
         held: Option<&Entered<'_>>,
     ) -> Result<(), BlkStatus> {
-        let dev = &self.members.get(member).ok_or(BlkStatus::IOERR)?.dev;
+        let dev = self.dev(member).ok_or(BlkStatus::IOERR)?;
+        let bdev = dev.clone();
         let piece = Piece {
             origin: Origin::Bio(src.clone_ref()),
             kind,
@@ -144,10 +145,11 @@ impl Array {
             tried,
             status: BlkStatus::OK,
             hold: held.map(|e| self.sync.barrier().hold(e)),
+            _dev: dev,
         };
         let bio = self
             .bioset
-            .clone_range(src, offset, len, dev, sector, piece)
+            .clone_range(src, offset, len, &bdev, sector, piece)
             .map_err(|_| BlkStatus::IOERR)?;
         self.send(bio);
         Ok(())
@@ -163,7 +165,7 @@ impl Array {
         mut sector: u64,
         mut len: u64,
     ) -> Result<(), BlkStatus> {
-        let dev = &self.members.get(member).ok_or(BlkStatus::IOERR)?.dev;
+        let dev = self.dev(member).ok_or(BlkStatus::IOERR)?;
         let kind = if op == RangeOp::Flush {
             Kind::Flush
         } else {
@@ -180,10 +182,11 @@ impl Array {
                 tried: 0,
                 status: BlkStatus::OK,
                 hold: None,
+                _dev: dev.clone(),
             };
             let bio = self
                 .bioset
-                .range(op, dev, sector, n, piece)
+                .range(op, &dev, sector, n, piece)
                 .map_err(|_| BlkStatus::IOERR)?;
             self.send(bio);
             sector += n;
@@ -216,7 +219,9 @@ impl Array {
                                 // Not while the sync thread works on this part (md's
                                 // `wait_barrier`); every member bio counts until it is done.
                                 let entered = self.sync.barrier().enter(src.sector(), len);
-                                let targets = self.in_sync();
+                                // Members being recovered take writes behind the recovery.
+                                let targets =
+                                    self.in_sync() | self.sync.recovered_below(src.sector() + 1);
                                 if targets == 0 {
                                     return Err(BlkStatus::IOERR);
                                 }
@@ -246,7 +251,7 @@ impl Array {
                 Ok(())
             }
             ReqOp::Flush => {
-                for m in bits(self.in_sync()) {
+                for m in bits(self.in_sync() | self.sync.recovering()) {
                     self.send_range(rq, RangeOp::Flush, m, 0, 0)?;
                 }
                 Ok(())
@@ -334,7 +339,7 @@ impl Array {
                 best = m;
                 break;
             }
-            let load = member.inflight.load(Ordering::Relaxed);
+            let load = member.dev.load();
             if load < best_load {
                 best = m;
                 best_load = load;
@@ -360,7 +365,6 @@ impl Array {
             let rq = p.request();
             let array = rq.data();
             let status = p.status;
-            let name = array.members.get(p.member).map_or("?", |m| m.dev.name());
             if status.is_media_error() {
                 array.count_error(p.member, Some(status));
             }
@@ -369,20 +373,23 @@ impl Array {
             match p.kind {
                 Kind::Read if mirror || parity => true,
                 Kind::Write if mirror && status.is_media_error() => {
-                    // The write stands if another in-sync member has it: fail this member.
+                    // The write stands if another in-sync member has it: fail this member,
+                    // and let the worker see whether a spare can take its place.
                     if array.fail_member(p.member).is_err() {
                         array.set_broken();
                         rq.set_error(status);
                     }
-                    false
+                    true
                 }
                 Kind::Flush => {
-                    pr_err!(
-                        "{}: flush error on member {} (status {:?})\n",
-                        array.name(),
-                        name,
-                        status
-                    );
+                    array.with_name(p.member, |name| {
+                        pr_err!(
+                            "{}: flush error on member {} (status {:?})\n",
+                            array.name(),
+                            name,
+                            status
+                        )
+                    });
                     if !mirror && !parity {
                         rq.set_error(status);
                     }
@@ -424,15 +431,23 @@ impl DiskOps for Array {
                 }
             }
         }
+        if array.sync().kick_pending() {
+            Arc::from(array).kick_if_needed();
+        }
     }
 
     fn handle_deferred(bio: Bio<Piece>) {
         // Put the bio first; the piece keeps the request, and so the array, alive.
         let piece = bio.into_ctx();
         let array = piece.request().data();
-        match array.stripes() {
-            Some(st) => noio(|| array.retry_read5(st, &piece)),
-            None => array.retry_read(&piece),
+        match (piece.kind, array.stripes()) {
+            // A failed mirror write, sent here only to start a recovery (below).
+            (Kind::Write, _) => {}
+            (_, Some(st)) => noio(|| array.retry_read5(st, &piece)),
+            (_, None) => array.retry_read(&piece),
+        }
+        if array.sync().kick_pending() {
+            Arc::from(array).kick_if_needed();
         }
     }
 

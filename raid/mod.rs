@@ -8,6 +8,7 @@ pub mod attrs;
 pub mod control;
 pub mod engines;
 pub mod io;
+pub mod members;
 pub mod parse;
 pub mod raid5;
 pub mod repair;
@@ -16,8 +17,10 @@ pub mod sync;
 
 use crate::layout::{raid0::Raid0, raid1::Raid1, raid5::Raid5};
 use crate::sys::bio::BioSet;
-use crate::sys::member::{Holder, MemberDev};
+use crate::sys::member::Holder;
 use crate::sys::module_ref::ModuleRef;
+use crate::sys::slot::{DevRef, DevSlot};
+use crate::sys::workqueue::QueueRef;
 use crate::sys::BlkStatus;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use io::Piece;
@@ -125,12 +128,10 @@ impl Level {
     }
 }
 
-/// One member of an array.
+/// One member slot of an array (md's raid disk): its device, which a spare may take over.
 pub struct Member {
-    /// The open device.
-    pub dev: MemberDev,
-    /// Member bios in flight, for read balancing.
-    pub inflight: AtomicU32,
+    /// The open device, if any; its I/O in flight counts for read balancing.
+    pub dev: DevSlot,
     /// Where the last read sent here ended, to keep sequential reads on one member.
     pub next_seq: AtomicU64,
     /// I/O errors seen (md's `errors`).
@@ -168,8 +169,16 @@ pub struct Array {
     /// Resync, check and repair, and the write barrier against them.
     #[pin]
     sync: sync::SyncState,
-    // Dropped after `members`, which it claims.
-    _holder: Holder,
+    /// Spares and faulty devices out of their slot ([`members`]).
+    #[pin]
+    spares: Mutex<KVec<Option<members::Spare>>>,
+    /// The member directories.
+    #[pin]
+    dirs: Mutex<members::Dirs>,
+    /// The module's workqueue.
+    wq: QueueRef,
+    // Dropped after `members` and `spares`, which it claims.
+    holder: Holder,
     _module: ModuleRef,
 }
 
@@ -185,6 +194,7 @@ impl Array {
         stripes: Option<Pin<KBox<stripe::Stripes>>>,
         holder: Holder,
         module: ModuleRef,
+        wq: QueueRef,
     ) -> Result<Arc<Self>> {
         let all = if members.len() == 64 {
             u64::MAX
@@ -206,7 +216,16 @@ impl Array {
                 stripes,
                 // Members agree when declared so, and where nothing is copied.
                 sync <- sync::SyncState::new(assume_clean || level.redundancy(2) == 0),
-                _holder: holder,
+                spares <- new_mutex!(KVec::new(), "rraid::spares"),
+                dirs <- new_mutex!(
+                    members::Dirs {
+                        parent: None,
+                        members: KVec::new(),
+                    },
+                    "rraid::dirs"
+                ),
+                wq,
+                holder,
                 _module: module,
             }),
             GFP_KERNEL,
@@ -253,20 +272,33 @@ impl Array {
         self.broken.load(Ordering::Acquire)
     }
 
+    /// The device in member slot `slot`, counted while the reference lives.
+    pub fn dev(&self, slot: usize) -> Option<DevRef> {
+        self.members.get(slot)?.dev.get()
+    }
+
+    /// Runs `f` with the kernel name of the device in slot `slot` (`-` when there is none).
+    pub fn with_name<R>(&self, slot: usize, f: impl FnOnce(&str) -> R) -> R {
+        match self.dev(slot) {
+            Some(d) => f(d.name()),
+            None => f("-"),
+        }
+    }
+
     /// Counts an I/O error on member `slot` (md's `errors`), logging the first, with the
     /// member's status where the caller has it.
     pub(super) fn count_error(&self, slot: usize, status: Option<BlkStatus>) {
         if let Some(m) = self.members.get(slot) {
             if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
-                match status {
+                self.with_name(slot, |name| match status {
                     Some(st) => pr_err!(
                         "{}: I/O error on member {} (status {:?})\n",
                         self.name(),
-                        m.dev.name(),
+                        name,
                         st
                     ),
-                    None => pr_err!("{}: I/O error on member {}\n", self.name(), m.dev.name()),
-                }
+                    None => pr_err!("{}: I/O error on member {}\n", self.name(), name),
+                });
             }
         }
     }
@@ -298,6 +330,17 @@ impl Array {
     pub fn fail_member(&self, slot: usize) -> Result<bool> {
         let bit = 1u64 << slot;
         let parity = matches!(self.level, Level::Raid5(_));
+        if self.sync.drop_recovering(slot) {
+            self.with_name(slot, |name| {
+                pr_warn!(
+                    "{}: member {} marked faulty during its recovery\n",
+                    self.name(),
+                    name
+                )
+            });
+            self.sync.want_kick();
+            return Ok(false);
+        }
         let mut cur = self.in_sync.load(Ordering::Acquire);
         let past = loop {
             if cur & bit == 0 {
@@ -317,18 +360,21 @@ impl Array {
                 Err(now) => cur = now,
             }
         };
-        let name = self.members.get(slot).map_or("?", |m| m.dev.name());
-        pr_warn!(
-            "{}: member {} marked faulty, {} of {} in sync\n",
-            self.name(),
-            name,
-            self.members.len() - self.degraded(),
-            self.members.len()
-        );
+        self.with_name(slot, |name| {
+            pr_warn!(
+                "{}: member {} marked faulty, {} of {} in sync\n",
+                self.name(),
+                name,
+                self.members.len() - self.degraded(),
+                self.members.len()
+            )
+        });
         if past {
             self.set_broken();
             return Err(EBUSY);
         }
+        // A spare may take its place.
+        self.sync.want_kick();
         Ok(true)
     }
 

@@ -33,7 +33,7 @@ impl Array {
         len: u64,
         mut read_good: impl FnMut(&Page, u64, usize) -> bool,
     ) -> bool {
-        let Some(member) = self.members.get(bad) else {
+        let Some(member) = self.dev(bad) else {
             return false;
         };
         let page = self.repair_page.lock();
@@ -43,9 +43,9 @@ impl Array {
             let bytes = (n << 9) as usize;
             let why = if !read_good(&page, s, bytes) {
                 Some("no other copy could be read")
-            } else if member.dev.sync_io(s, &page, bytes, true).is_err() {
+            } else if member.sync_io(s, &page, bytes, true).is_err() {
                 Some("rewrite failed")
-            } else if member.dev.sync_io(s, &page, bytes, false).is_err() {
+            } else if member.sync_io(s, &page, bytes, false).is_err() {
                 Some("re-read failed")
             } else {
                 None
@@ -55,7 +55,7 @@ impl Array {
                     "{}: unrecoverable read error at sector {} on {}: {}\n",
                     self.name(),
                     s,
-                    member.dev.name(),
+                    member.name(),
                     why
                 );
                 // Refused only for the last in-sync member, which stays (md keeps it too).
@@ -69,7 +69,7 @@ impl Array {
             self.name(),
             len,
             sector,
-            member.dev.name()
+            member.name()
         );
         true
     }
@@ -87,8 +87,8 @@ impl Array {
             let others = self.in_sync() & !(1 << p.member);
             self.fix_read_error(p.member, sector, p.len, |page, s, bytes| {
                 bits(others)
-                    .filter_map(|m| self.members.get(m))
-                    .any(|m| m.dev.sync_io(s, page, bytes, false).is_ok())
+                    .filter_map(|m| self.dev(m))
+                    .any(|d| d.sync_io(s, page, bytes, false).is_ok())
             });
         }
         let untried = self.in_sync() & !p.tried;

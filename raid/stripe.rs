@@ -30,7 +30,7 @@ use kernel::{
     alloc::flags::GFP_NOWAIT,
     new_condvar, new_mutex,
     prelude::*,
-    sync::{CondVar, Mutex},
+    sync::{Arc, CondVar, Mutex},
 };
 
 /// Columns per window at most: 64 KiB per member.
@@ -326,6 +326,67 @@ impl Stripes {
         }
     }
 
+    /// Recovery of one window: every member in sync is read, the blocks of the members being
+    /// rebuilt are recomputed (data from the others, parity from the data) and written to them.
+    #[inline(never)]
+    fn recover_window(
+        &self,
+        array: &Array,
+        stripe: u64,
+        base: u64,
+        slot: &mut Slot,
+    ) -> Result<(), Set> {
+        let n = array.members().len();
+        let cols = self.cols.min(MAX_COLS);
+        let col = Column::new(&self.geo, stripe, array.failed_set());
+        let targets = array.sync().recovering() & col.failed();
+        if targets == 0 {
+            return Ok(());
+        }
+        let alive = col.all() & !col.failed();
+        let bad = window_io(
+            self,
+            array,
+            slot,
+            base,
+            &[alive; MAX_COLS][..cols],
+            false,
+            false,
+        )
+        .map_err(|_| alive)?;
+        if bad != 0 {
+            return Err(bad);
+        }
+        let eng = super::engines::stripe_engines();
+        let fpu = KernelFpu;
+        for c in 0..cols {
+            on_column(slot, c, n, |bufs| {
+                plan::recover(&eng, &fpu, &col, bufs)?;
+                if col.failed() & col.parity() != 0 {
+                    plan::gen_parity(&eng, &fpu, &col, bufs)?;
+                }
+                Ok(())
+            })
+            .map_err(|_| 0 as Set)?;
+        }
+        array.writes.fetch_add(1, Ordering::Acquire);
+        let res = window_io(
+            self,
+            array,
+            slot,
+            base,
+            &[targets; MAX_COLS][..cols],
+            true,
+            false,
+        );
+        array.writes.fetch_sub(1, Ordering::Release);
+        match res {
+            Ok(0) => Ok(()),
+            Ok(bad) => Err(bad),
+            Err(_) => Err(targets),
+        }
+    }
+
     /// One window of [`Stripes::sync_range`]; `Err` holds the members whose I/O failed.
     #[inline(never)]
     fn sync_window(
@@ -337,6 +398,9 @@ impl Stripes {
         slot: &mut Slot,
         scratch: &mut [PageBuf],
     ) -> Result<(), Set> {
+        if action == Action::Recover {
+            return self.recover_window(array, stripe, base, slot);
+        }
         let n = array.members().len();
         let cols = self.cols.min(MAX_COLS);
         let col = Column::new(&self.geo, stripe, array.failed_set());
@@ -656,6 +720,10 @@ impl Job for Group {
                 st.release(op.unit, slot);
             }
         }
+        // A member failed here: a spare may take its place.
+        if array.sync().kick_pending() {
+            Arc::from(array).kick_if_needed();
+        }
         // Dropping the operations drops their pieces, which completes requests whose last
         // piece this was.
     }
@@ -804,7 +872,15 @@ fn submit_sets<'a>(
         return Ok(());
     };
     let mut pages: [&PageBuf; MAX_COLS] = [first; MAX_COLS];
-    for (m, member) in array.members().iter().enumerate() {
+    for m in 0..array.members().len() {
+        if sets.iter().all(|&s| s & (1u64 << m) == 0) {
+            continue;
+        }
+        // A slot emptied since the plan: its I/O fails, as a member's would.
+        let Some(dev) = array.dev(m) else {
+            io.fail(m);
+            continue;
+        };
         let mut c = 0;
         while let Some(&set) = sets.get(c) {
             if set & (1u64 << m) == 0 {
@@ -822,7 +898,7 @@ fn submit_sets<'a>(
             }
             let sector = base + start as u64 * COL_SECTORS;
             let run = pages.get(..n).unwrap_or(&[]);
-            io.submit(&st.bioset, &member.dev, m, sector, write, fua, run)
+            io.submit(&st.bioset, dev.clone(), m, sector, write, fua, run)
                 .map_err(|_| BlkStatus::IOERR)?;
         }
     }
@@ -917,10 +993,13 @@ impl StripeOp {
     ) -> Result<WriteState, BlkStatus> {
         let n = array.members().len();
         let masks = self.masks();
-        let mut col = Column::new(&st.geo, self.stripe, array.failed_set() | rewrite);
-        // Beyond the resync point parity is not trusted (md forces reconstruct-write there).
+        // A member being recovered counts as in sync where its recovery has passed.
         let rel = self.base(st) - st.geo.data_offset();
-        if !array.sync().clean_below(rel + st.window_sectors()) {
+        let end = rel + st.window_sectors();
+        let failed = array.failed_set() & !array.sync().recovered_below(end);
+        let mut col = Column::new(&st.geo, self.stripe, failed | rewrite);
+        // Beyond the resync point parity is not trusted (md forces reconstruct-write there).
+        if !array.sync().clean_below(end) {
             col = col.unsynced();
         }
         let mut w = WriteState {
@@ -1043,15 +1122,15 @@ impl StripeOp {
             }
         }
         for m in bits(rewrite & !bad) {
-            if let Some(member) = array.members().get(m) {
+            array.with_name(m, |name| {
                 pr_info!(
                     "{}: read error corrected ({} sectors at {} on {})\n",
                     array.name(),
                     st.window_sectors(),
                     self.base(st),
-                    member.dev.name()
-                );
-            }
+                    name
+                )
+            });
         }
         res
     }
@@ -1138,25 +1217,26 @@ impl StripeOp {
             core::array::from_fn(|c| if plans[c].recover != 0 { repair } else { 0 });
         let wbad = window_io(st, array, slot, base, &writes[..cols], true, false)?;
         for m in bits(repair) {
-            let Some(member) = array.members().get(m) else {
-                continue;
-            };
             if wbad & (1 << m) != 0 {
-                pr_err!(
-                    "{}: unrecoverable read error at sector {} on {}: rewrite failed\n",
-                    array.name(),
-                    base,
-                    member.dev.name()
-                );
+                array.with_name(m, |name| {
+                    pr_err!(
+                        "{}: unrecoverable read error at sector {} on {}: rewrite failed\n",
+                        array.name(),
+                        base,
+                        name
+                    )
+                });
                 let _ = array.fail_member(m);
             } else {
-                pr_info!(
-                    "{}: read error corrected ({} sectors at {} on {})\n",
-                    array.name(),
-                    st.window_sectors(),
-                    base,
-                    member.dev.name()
-                );
+                array.with_name(m, |name| {
+                    pr_info!(
+                        "{}: read error corrected ({} sectors at {} on {})\n",
+                        array.name(),
+                        st.window_sectors(),
+                        base,
+                        name
+                    )
+                });
             }
         }
         Ok(())

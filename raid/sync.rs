@@ -32,6 +32,8 @@ use kernel::{
 pub enum Action {
     /// Make the copies agree, from the resync point on.
     Resync,
+    /// Rebuild the members that spares took over, from the recovery point on.
+    Recover,
     /// Compare and count.
     Check,
     /// Compare, count and rewrite.
@@ -43,6 +45,7 @@ impl Action {
     pub fn name(self) -> &'static str {
         match self {
             Self::Resync => "resync",
+            Self::Recover => "recover",
             Self::Check => "check",
             Self::Repair => "repair",
         }
@@ -52,6 +55,7 @@ impl Action {
     fn desc(self) -> &'static str {
         match self {
             Self::Resync => "resync",
+            Self::Recover => "recovery",
             Self::Check => "data-check",
             Self::Repair => "requested-resync",
         }
@@ -62,6 +66,7 @@ impl Action {
             Self::Resync => 1,
             Self::Check => 2,
             Self::Repair => 3,
+            Self::Recover => 4,
         }
     }
 
@@ -70,6 +75,7 @@ impl Action {
             1 => Some(Self::Resync),
             2 => Some(Self::Check),
             3 => Some(Self::Repair),
+            4 => Some(Self::Recover),
             _ => None,
         }
     }
@@ -221,17 +227,19 @@ struct Mark {
     done: u64,
 }
 
-/// The sync state of an array.
-#[pin_data]
-pub struct SyncState {
-    #[pin]
-    ctl: Mutex<Ctl>,
+/// The counters and flags of [`SyncState`], all atomics.
+struct Counters {
     /// The running job ([`Action::code`]), or 0.
     running: AtomicU8,
     /// Asks the running job to stop at the next window (`idle`, `frozen`).
     interrupt: AtomicBool,
     /// Member sectors below this are in sync; `u64::MAX` when all are.
     resync_point: AtomicU64,
+    /// Slots whose new device is being rebuilt (md's recovering spares), and how far.
+    recovering: AtomicU64,
+    recovery_point: AtomicU64,
+    /// A member failed or a spare came: see whether a recovery can start.
+    kick_pending: AtomicBool,
     /// Where the running job is, and where it ends, in member sectors.
     done: AtomicU64,
     total: AtomicU64,
@@ -242,6 +250,14 @@ pub struct SyncState {
     speed_max: AtomicU32,
     /// The speed over the last marks, KiB/s, for `sync_speed`.
     speed: AtomicU64,
+}
+
+/// The sync state of an array.
+#[pin_data]
+pub struct SyncState {
+    #[pin]
+    ctl: Mutex<Ctl>,
+    c: Counters,
     #[pin]
     barrier: Barrier,
 }
@@ -260,15 +276,20 @@ impl SyncState {
                 },
                 "rraid::sync_ctl"
             ),
-            running: AtomicU8::new(0),
-            interrupt: AtomicBool::new(false),
-            resync_point: AtomicU64::new(if clean { u64::MAX } else { 0 }),
-            done: AtomicU64::new(0),
-            total: AtomicU64::new(0),
-            mismatches: AtomicU64::new(0),
-            speed_min: AtomicU32::new(0),
-            speed_max: AtomicU32::new(0),
-            speed: AtomicU64::new(0),
+            c: Counters {
+                running: AtomicU8::new(0),
+                interrupt: AtomicBool::new(false),
+                resync_point: AtomicU64::new(if clean { u64::MAX } else { 0 }),
+                recovering: AtomicU64::new(0),
+                recovery_point: AtomicU64::new(0),
+                kick_pending: AtomicBool::new(false),
+                done: AtomicU64::new(0),
+                total: AtomicU64::new(0),
+                mismatches: AtomicU64::new(0),
+                speed_min: AtomicU32::new(0),
+                speed_max: AtomicU32::new(0),
+                speed: AtomicU64::new(0),
+            },
             barrier <- Barrier::new(),
         })
     }
@@ -280,17 +301,66 @@ impl SyncState {
 
     /// Whether member sectors below `end` are in sync.
     pub fn clean_below(&self, end: u64) -> bool {
-        end <= self.resync_point.load(Ordering::Acquire)
+        end <= self.c.resync_point.load(Ordering::Acquire)
+    }
+
+    /// The slots being recovered whose recovery has passed member sector `end`: they hold
+    /// current data below it and take writes there.
+    pub fn recovered_below(&self, end: u64) -> u64 {
+        let rec = self.c.recovering.load(Ordering::Acquire);
+        if rec != 0 && end <= self.c.recovery_point.load(Ordering::Acquire) {
+            rec
+        } else {
+            0
+        }
+    }
+
+    /// The slots being recovered.
+    pub fn recovering(&self) -> u64 {
+        self.c.recovering.load(Ordering::Acquire)
+    }
+
+    /// Starts the recovery of the slots `slots` from member sector 0.
+    pub(super) fn begin_recovery(&self, slots: u64) {
+        self.c.recovery_point.store(0, Ordering::Release);
+        self.c.recovering.store(slots, Ordering::Release);
+    }
+
+    /// The recovery ran to its end: returns the slots it rebuilt, which are no longer
+    /// recovering.
+    pub(super) fn end_recovery(&self) -> u64 {
+        self.c.recovery_point.store(u64::MAX, Ordering::Release);
+        self.c.recovering.swap(0, Ordering::AcqRel)
+    }
+
+    /// Slot `slot` failed while it was being recovered: the recovery of it is over.
+    pub(super) fn drop_recovering(&self, slot: usize) -> bool {
+        self.c
+            .recovering
+            .fetch_and(!(1u64 << slot), Ordering::AcqRel)
+            & (1u64 << slot)
+            != 0
+    }
+
+    /// Asks for a look at whether a recovery can start, from any context; the next task
+    /// context that has the array calls [`Array::kick_if_needed`].
+    pub fn want_kick(&self) {
+        self.c.kick_pending.store(true, Ordering::Release);
+    }
+
+    /// Whether [`SyncState::want_kick`] was asked.
+    pub fn kick_pending(&self) -> bool {
+        self.c.kick_pending.load(Ordering::Acquire)
     }
 
     /// Whether a resync is still owed.
     pub fn needs_resync(&self) -> bool {
-        self.resync_point.load(Ordering::Acquire) != u64::MAX
+        self.c.resync_point.load(Ordering::Acquire) != u64::MAX
     }
 
     /// The running job.
     pub fn running(&self) -> Option<Action> {
-        Action::from_code(self.running.load(Ordering::Acquire))
+        Action::from_code(self.c.running.load(Ordering::Acquire))
     }
 
     /// md's `sync_action`.
@@ -303,6 +373,8 @@ impl SyncState {
             "frozen"
         } else if let Some(a) = c.requested {
             a.name()
+        } else if c.running && self.recovering() != 0 {
+            "recover"
         } else if c.running && self.needs_resync() {
             "resync"
         } else {
@@ -314,33 +386,33 @@ impl SyncState {
     pub fn completed(&self) -> Option<(u64, u64)> {
         self.running()?;
         Some((
-            self.done.load(Ordering::Acquire),
-            self.total.load(Ordering::Acquire),
+            self.c.done.load(Ordering::Acquire),
+            self.c.total.load(Ordering::Acquire),
         ))
     }
 
     /// md's `sync_speed`, KiB/s, or `None` when no job runs.
     pub fn speed(&self) -> Option<u64> {
         self.running()?;
-        Some(self.speed.load(Ordering::Relaxed))
+        Some(self.c.speed.load(Ordering::Relaxed))
     }
 
     /// Adds to `mismatch_cnt`.
     pub(super) fn count_mismatch(&self, sectors: u64) {
-        self.mismatches.fetch_add(sectors, Ordering::Relaxed);
+        self.c.mismatches.fetch_add(sectors, Ordering::Relaxed);
     }
 
     /// md's `mismatch_cnt`.
     pub fn mismatches(&self) -> u64 {
-        self.mismatches.load(Ordering::Relaxed)
+        self.c.mismatches.load(Ordering::Relaxed)
     }
 
     /// `sync_speed_min` (`max`: `sync_speed_max`): the limit and whether it is local.
     pub fn speed_limit(&self, max: bool) -> (u32, bool) {
         let (v, sys) = if max {
-            (self.speed_max.load(Ordering::Relaxed), &SPEED_MAX_SYSTEM)
+            (self.c.speed_max.load(Ordering::Relaxed), &SPEED_MAX_SYSTEM)
         } else {
-            (self.speed_min.load(Ordering::Relaxed), &SPEED_MIN_SYSTEM)
+            (self.c.speed_min.load(Ordering::Relaxed), &SPEED_MIN_SYSTEM)
         };
         let sys = sys.load(Ordering::Relaxed);
         if v == 0 {
@@ -353,9 +425,9 @@ impl SyncState {
     /// Sets a local limit, or the system one with 0.
     pub fn set_speed_limit(&self, max: bool, v: u32) {
         let slot = if max {
-            &self.speed_max
+            &self.c.speed_max
         } else {
-            &self.speed_min
+            &self.c.speed_min
         };
         slot.store(v, Ordering::Relaxed);
     }
@@ -405,17 +477,48 @@ impl Array {
         &self.sync
     }
 
-    /// Why no job can run now, if so: RAID 1 needs two members in sync to compare or copy;
-    /// RAID 4/5/6 sync only whole arrays (a degraded one needs recovery, as md skips it).
-    fn cannot_sync(&self) -> Option<&'static str> {
-        match self.level {
+    /// Why `action` cannot run now, if so. Resync, check and repair compare or copy between
+    /// members in sync: RAID 1 needs two, RAID 4/5/6 all (md skips a degraded one). Recovery
+    /// needs a slot to rebuild and the data to rebuild it from.
+    fn cannot_sync(&self, action: Action) -> Option<&'static str> {
+        let sync = self.in_sync().count_ones();
+        match (action, &self.level) {
+            (_, Level::Raid0(_)) => Some("no redundancy"),
             _ if self.is_broken() => Some("the array is broken"),
-            Level::Raid1(_) if self.in_sync().count_ones() < 2 => {
-                Some("fewer than two members in sync")
-            }
-            Level::Raid5(_) if self.degraded() > 0 => Some("the array is degraded"),
-            Level::Raid0(_) => Some("no redundancy"),
+            (Action::Recover, _) if self.sync.recovering() == 0 => Some("nothing to recover"),
+            (Action::Recover, _) if sync == 0 => Some("no member in sync"),
+            (Action::Recover, _) => None,
+            (_, Level::Raid1(_)) if sync < 2 => Some("fewer than two members in sync"),
+            (_, Level::Raid5(_)) if self.degraded() > 0 => Some("the array is degraded"),
             _ => None,
+        }
+    }
+
+    /// The job to run next, if any, without starting it: a recovery (a slot out of sync and a
+    /// spare to put there, or one interrupted), then an owed resync, then a requested check or
+    /// repair. Called with `ctl` held.
+    fn next_action(&self, c: &Ctl) -> Option<Action> {
+        if c.frozen || c.closing {
+            return None;
+        }
+        if self.sync.recovering() != 0 || self.spare_wanted() {
+            if self.level.redundancy(self.members.len()) > 0 && !self.is_broken() {
+                return Some(Action::Recover);
+            }
+        }
+        if self.sync.needs_resync() && self.cannot_sync(Action::Resync).is_none() {
+            return Some(Action::Resync);
+        }
+        c.requested
+    }
+
+    /// Starts the thread if [`SyncState::want_kick`] was asked (a member failed, a spare came).
+    pub fn kick_if_needed(self: &Arc<Self>) {
+        if self.sync.c.kick_pending.swap(false, Ordering::AcqRel) {
+            let mut c = self.sync.ctl.lock();
+            if let Err(e) = self.kick(&mut c) {
+                pr_err!("{}: sync thread not started ({:?})\n", self.name(), e);
+            }
         }
     }
 
@@ -427,7 +530,7 @@ impl Array {
             (Level::Raid5(_), Some(st)) => Ok((Window::new(1, 2)?, st.window_sectors() * 8)),
             _ => {
                 let rows = match action {
-                    Action::Resync => 1,
+                    Action::Resync | Action::Recover => 1,
                     _ => self.members.len(),
                 };
                 // 1 MiB over all rows, whole 64 KiB blocks, at most MAX_BLOCKS per row.
@@ -443,10 +546,7 @@ impl Array {
 
     /// Starts the thread if there is work and none runs. Called with `ctl` held.
     fn kick(self: &Arc<Self>, c: &mut Ctl) -> Result {
-        if c.running || c.closing || c.frozen {
-            return Ok(());
-        }
-        if c.requested.is_none() && !self.sync.needs_resync() {
+        if c.running || self.next_action(c).is_none() {
             return Ok(());
         }
         // Reap the last thread, which has returned or is about to (it set `running` false).
@@ -468,7 +568,7 @@ impl Array {
         let thread = {
             let mut c = self.sync.ctl.lock();
             c.closing = true;
-            self.sync.interrupt.store(true, Ordering::Release);
+            self.sync.c.interrupt.store(true, Ordering::Release);
             c.thread.take()
         };
         drop(thread);
@@ -483,19 +583,19 @@ impl Array {
                 c.frozen = false;
                 c.requested = None;
                 if self.sync.running().is_some() {
-                    self.sync.interrupt.store(true, Ordering::Release);
+                    self.sync.c.interrupt.store(true, Ordering::Release);
                 }
             }
             "frozen" => {
                 c.frozen = true;
                 c.requested = None;
-                self.sync.interrupt.store(true, Ordering::Release);
+                self.sync.c.interrupt.store(true, Ordering::Release);
             }
             "check" | "repair" => {
                 if matches!(self.level, Level::Raid0(_)) {
                     return Err(ActionError::NoRedundancy);
                 }
-                if let Some(why) = self.cannot_sync() {
+                if let Some(why) = self.cannot_sync(Action::Check) {
                     return Err(ActionError::Busy(why));
                 }
                 if c.frozen {
@@ -526,17 +626,21 @@ impl Array {
         loop {
             let action = {
                 let mut c = self.sync.ctl.lock();
-                let next = if c.frozen || c.closing || kthread::should_stop() {
+                let mut next = if kthread::should_stop() {
                     None
-                } else if self.sync.needs_resync() {
-                    Some(Action::Resync)
                 } else {
-                    c.requested.take()
+                    self.next_action(&c)
                 };
+                if next == c.requested {
+                    c.requested = None;
+                }
+                if next == Some(Action::Recover) && !self.start_recovery() {
+                    next = None;
+                }
                 match next {
                     Some(a) => {
-                        self.sync.interrupt.store(false, Ordering::Release);
-                        self.sync.running.store(a.code(), Ordering::Release);
+                        self.sync.c.interrupt.store(false, Ordering::Release);
+                        self.sync.c.running.store(a.code(), Ordering::Release);
                         a
                     }
                     None => {
@@ -546,7 +650,7 @@ impl Array {
                 }
             };
             self.run_job(action);
-            self.sync.running.store(0, Ordering::Release);
+            self.sync.c.running.store(0, Ordering::Release);
         }
     }
 
@@ -554,14 +658,20 @@ impl Array {
     fn run_job(&self, action: Action) {
         let total = self.level.member_sectors();
         let start = match action {
-            Action::Resync => self.sync.resync_point.load(Ordering::Acquire).min(total),
+            Action::Resync => self.sync.c.resync_point.load(Ordering::Acquire).min(total),
+            Action::Recover => self
+                .sync
+                .c
+                .recovery_point
+                .load(Ordering::Acquire)
+                .min(total),
             _ => 0,
         };
-        self.sync.total.store(total, Ordering::Release);
-        self.sync.done.store(start, Ordering::Release);
-        self.sync.speed.store(0, Ordering::Relaxed);
-        if action != Action::Resync || start == 0 {
-            self.sync.mismatches.store(0, Ordering::Relaxed);
+        self.sync.c.total.store(total, Ordering::Release);
+        self.sync.c.done.store(start, Ordering::Release);
+        self.sync.c.speed.store(0, Ordering::Relaxed);
+        if matches!(action, Action::Check | Action::Repair) {
+            self.sync.c.mismatches.store(0, Ordering::Relaxed);
         }
         pr_info!(
             "{}: {} of {} KiB per member started at {} KiB\n",
@@ -592,11 +702,11 @@ impl Array {
         let mut pos = start;
         let mut ok = true;
         while pos < total {
-            if kthread::should_stop() || self.sync.interrupt.load(Ordering::Acquire) {
+            if kthread::should_stop() || self.sync.c.interrupt.load(Ordering::Acquire) {
                 ok = false;
                 break;
             }
-            if let Some(why) = self.cannot_sync() {
+            if let Some(why) = self.cannot_sync(action) {
                 pr_warn!("{}: {} stopped: {}\n", self.name(), action.desc(), why);
                 ok = false;
                 break;
@@ -606,12 +716,14 @@ impl Array {
             let b = bucket(pos);
             self.sync.barrier.raise(b);
             self.sync_window(action, pos, n, &mut win);
-            if action == Action::Resync {
-                self.sync.resync_point.store(pos + n, Ordering::Release);
+            match action {
+                Action::Resync => self.sync.c.resync_point.store(pos + n, Ordering::Release),
+                Action::Recover => self.sync.c.recovery_point.store(pos + n, Ordering::Release),
+                _ => {}
             }
             self.sync.barrier.lower(b);
             pos += n;
-            self.sync.done.store(pos, Ordering::Release);
+            self.sync.c.done.store(pos, Ordering::Release);
             // Marks: one a second; the throttle measures from the oldest kept.
             let now = kthread::now_ns();
             if now.saturating_sub(marks[next_mark].ns) >= MARK_NS {
@@ -620,7 +732,10 @@ impl Array {
             }
         }
         if ok && action == Action::Resync {
-            self.sync.resync_point.store(u64::MAX, Ordering::Release);
+            self.sync.c.resync_point.store(u64::MAX, Ordering::Release);
+        }
+        if ok && action == Action::Recover {
+            self.finish_recovery();
         }
         let secs = kthread::now_ns().saturating_sub(t0) / 1_000_000_000;
         if ok {
@@ -647,7 +762,7 @@ impl Array {
         let (min, _) = self.sync.speed_limit(false);
         let (max, _) = self.sync.speed_limit(true);
         loop {
-            if kthread::should_stop() || self.sync.interrupt.load(Ordering::Acquire) {
+            if kthread::should_stop() || self.sync.c.interrupt.load(Ordering::Acquire) {
                 return;
             }
             // The oldest mark is the smallest time: measure from it.
@@ -658,13 +773,10 @@ impl Array {
                 .unwrap_or_default();
             let dt = kthread::now_ns().saturating_sub(oldest.ns).max(1);
             let speed = ((pos - oldest.done.min(pos)) / 2).saturating_mul(1_000_000_000) / dt;
-            let busy = self
-                .members
-                .iter()
-                .any(|m| m.inflight.load(Ordering::Relaxed) > 0);
+            let busy = self.members.iter().any(|m| m.dev.load() > 0);
             if speed <= u64::from(min) || (speed <= u64::from(max) && !busy) {
                 // `sync_speed` is what the throttle let through.
-                self.sync.speed.store(speed, Ordering::Relaxed);
+                self.sync.c.speed.store(speed, Ordering::Relaxed);
                 return;
             }
             kthread::sleep_ms(if busy { 10 } else { 5 });
@@ -694,12 +806,10 @@ impl Array {
             let Some(first) = bits(sync).next() else {
                 return;
             };
-            let readers = match action {
-                Action::Resync => 1u64 << first,
-                _ => sync,
-            };
+            let copy = matches!(action, Action::Resync | Action::Recover);
+            let readers = if copy { 1u64 << first } else { sync };
             let failed = self.sync_io(win, readers, sector, pages, false, |m| {
-                if action == Action::Resync {
+                if copy {
                     0
                 } else {
                     bits(sync).position(|x| x == m).unwrap_or(0)
@@ -717,6 +827,7 @@ impl Array {
             }
             let targets = match action {
                 Action::Resync => sync & !(1 << first),
+                Action::Recover => self.sync.recovering() & !sync,
                 Action::Check => {
                     self.compare_blocks(sync, n, win);
                     0
@@ -727,9 +838,10 @@ impl Array {
                 return;
             }
             // Writes go out from row 0, the first member's data, block by block for repair.
-            let failed = match action {
-                Action::Resync => self.sync_io(win, targets, sector, pages, true, |_| 0),
-                _ => self.repair_blocks(sector, n, win),
+            let failed = if copy {
+                self.sync_io(win, targets, sector, pages, true, |_| 0)
+            } else {
+                self.repair_blocks(sector, n, win)
             };
             for m in bits(failed) {
                 self.count_error(m, None);
@@ -764,7 +876,7 @@ impl Array {
                 }
             }
             if bad != 0 {
-                self.sync.mismatches.fetch_add(len, Ordering::Relaxed);
+                self.sync.c.mismatches.fetch_add(len, Ordering::Relaxed);
             }
             all |= bad;
             if let Some(b) = win.bad.get_mut((off / BLOCK_SECTORS) as usize) {
@@ -821,7 +933,7 @@ impl Array {
         let mut lost = 0u64;
         let failed = PageIo::batch(|io| {
             for m in bits(members) {
-                let (Some(member), Some(r)) = (self.members.get(m), win.rows.get(row(m))) else {
+                let (Some(dev), Some(r)) = (self.dev(m), win.rows.get(row(m))) else {
                     lost |= 1 << m;
                     continue;
                 };
@@ -835,7 +947,7 @@ impl Array {
                     .try_for_each(|p| refs.push(p, GFP_KERNEL))
                     .is_err()
                     || io
-                        .submit(&win.set, &member.dev, m, sector, write, false, &refs)
+                        .submit(&win.set, dev, m, sector, write, false, &refs)
                         .is_err()
                 {
                     lost |= 1 << m;

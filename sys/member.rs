@@ -65,6 +65,28 @@ impl MemberDev {
                 core::ptr::null(),
             )
         })?;
+        Self::from_file(file)
+    }
+
+    /// Opens device `major:minor` read-write, claimed by `holder`, as [`MemberDev::open`].
+    pub fn open_devt(major: u32, minor: u32, holder: &Holder) -> Result<Self> {
+        if major >= 1 << 12 || minor >= 1 << 20 {
+            return Err(EINVAL);
+        }
+        // SAFETY: As in `open`; the device number is checked to fit `MKDEV`.
+        let file = from_err_ptr(unsafe {
+            bindings::bdev_file_open_by_dev(
+                (major << 20) | minor,
+                BLK_OPEN_READ_WRITE,
+                holder.as_ptr(),
+                core::ptr::null(),
+            )
+        })?;
+        Self::from_file(file)
+    }
+
+    /// Takes ownership of an open block-device file.
+    fn from_file(file: *mut bindings::file) -> Result<Self> {
         // SAFETY: `from_err_ptr` returned a valid, non-error pointer.
         let file = unsafe { NonNull::new_unchecked(file) };
         // SAFETY: `file` is an open block-device file.

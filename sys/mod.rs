@@ -19,6 +19,7 @@ pub mod module_ref;
 pub mod pagebuf;
 pub mod pageio;
 pub mod request;
+pub mod slot;
 pub mod sysfs;
 pub mod workqueue;
 

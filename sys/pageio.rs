@@ -6,8 +6,8 @@
 //! one completes, recording which members failed.
 
 use super::bio::{Bio, BioCtx, BioSet};
-use super::member::MemberDev;
 use super::pagebuf::PageBuf;
+use super::slot::DevRef;
 use super::{REQ_FUA, REQ_SYNC};
 use core::marker::{PhantomData, PhantomPinned};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -17,6 +17,8 @@ use kernel::{bindings, prelude::*, types::Opaque};
 pub struct PageCtx {
     io: *const Inner,
     member: usize,
+    /// Keeps the member's device in its slot until the bio is done.
+    _dev: DevRef,
 }
 
 // SAFETY: `io` points at a batch that outlives the bio (`PageIo` waits for every bio before
@@ -27,7 +29,7 @@ impl BioCtx for PageCtx {
     fn end_io(bio: Bio<Self>) {
         let status = bio.status();
         let (io, member) = (bio.ctx().io, bio.ctx().member);
-        // Put the bio before the waiter may return.
+        // Put the bio (and the device reference) before the waiter may return.
         drop(bio);
         // SAFETY: The batch lives until its count reaches zero and the waiter is woken; this
         // bio holds one count.
@@ -113,7 +115,7 @@ impl<'a> PageIo<'_, 'a> {
     pub fn submit(
         &mut self,
         set: &BioSet<PageCtx>,
-        dev: &MemberDev,
+        dev: DevRef,
         member: usize,
         sector: u64,
         write: bool,
@@ -128,14 +130,23 @@ impl<'a> PageIo<'_, 'a> {
         } else {
             bindings::req_op_REQ_OP_READ
         };
+        let bdev = dev.clone();
         let ctx = PageCtx {
             io: &*self.inner,
             member,
+            _dev: dev,
         };
-        let bio = set.pages(dev, sector, op, pages, ctx)?;
+        let bio = set.pages(&bdev, sector, op, pages, ctx)?;
         self.inner.pending.fetch_add(1, Ordering::AcqRel);
         bio.submit();
         Ok(())
+    }
+
+    /// Records that member `member`'s I/O failed without a bio (its slot is empty).
+    pub fn fail(&mut self, member: usize) {
+        self.inner
+            .failed
+            .fetch_or(1u64 << (member & 63), Ordering::AcqRel);
     }
 
     /// Waits for every bio; returns the set of members whose bios failed. Nothing more can be

@@ -250,3 +250,43 @@ unsafe extern "C" fn store_trampoline<T: SysfsOps>(
         Err(e) => e.to_errno() as isize,
     }
 }
+
+/// A counted reference to a directory's kobject, for creating subdirectories later, from a
+/// value that does not own the directory.
+///
+/// # Invariants
+///
+/// `kobj` is a kobject this value holds a reference to.
+pub struct KobjRef {
+    kobj: NonNull<bindings::kobject>,
+}
+
+// SAFETY: A kobject reference may be held and dropped from any task.
+unsafe impl Send for KobjRef {}
+// SAFETY: `&KobjRef` only creates children, which the kobject core serialises.
+unsafe impl Sync for KobjRef {}
+
+impl<T: SysfsOps> SysfsDir<T> {
+    /// A reference to the directory's kobject.
+    pub fn kobj_ref(&self) -> KobjRef {
+        // SAFETY: The kobject is live while `self` is; the new reference keeps the structure.
+        unsafe { bindings::kobject_get(self.kobj.as_ptr()) };
+        // INVARIANT: counted above.
+        KobjRef { kobj: self.kobj }
+    }
+}
+
+impl KobjRef {
+    /// The directory as a parent. Creating a child fails once the directory has been removed.
+    pub fn as_parent(&self) -> Parent<'_> {
+        // SAFETY: We hold a reference, so the kobject is valid for the borrow.
+        unsafe { Parent::from_raw(self.kobj.as_ptr()) }
+    }
+}
+
+impl Drop for KobjRef {
+    fn drop(&mut self) {
+        // SAFETY: We own one reference (type invariant).
+        unsafe { bindings::kobject_put(self.kobj.as_ptr()) };
+    }
+}

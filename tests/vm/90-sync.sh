@@ -71,13 +71,13 @@ expect_running() {
 }
 
 # sync_resync: three members with different data, no assume-clean. While the resync runs (at
-# 4 MiB/s), reading the whole array twice gives the same bytes, which are the first member's;
+# 1 MiB/s), reading the whole array twice gives the same bytes, which are the first member's;
 # afterwards too, every member holds them, and md's check agrees.
 sync_resync() {
 	m=$(maps 3) || return 1
 	randomize $m || return 1
 	want=$(sha_head "$(nth 1 $m)" $((MSZ_MB * 1048576)))
-	speed_sys 1000 4096 || return 1
+	speed_sys 1 1024 || return 1
 	mk rraid0 "level=1" $m || return 1
 	expect_running rraid0 resync || return 1
 	h1=$(sha_head /dev/rraid0 $((MSZ_MB * 1048576)))
@@ -87,6 +87,7 @@ sync_resync() {
 		{ fail "resync ended before the reads did: the test did not read during it"; return 1; }
 	[ "$h1" = "$want" ] && [ "$h2" = "$want" ] ||
 		{ fail "reads during the resync are not the first member's data"; return 1; }
+	speed_sys 1000 200000 || return 1
 	sync_wait rraid0 60 || return 1
 	expect_attr rraid0 sync_completed none || return 1
 	expect_attr rraid0 sync_speed none || return 1
@@ -363,6 +364,118 @@ sync_parity_check_repair() {
 	p_md_agrees "$want" "$bytes"
 }
 
+# map_at NAME DISK K: /dev/mapper/NAME, the K-th 16 MiB of DISK; prints its path.
+map_at() {
+	dmsetup create "$1" --table "0 $MSZ_SEC linear $2 $(($3 * MSZ_SEC))" >&2 ||
+		{ fail "dmsetup create $1"; return 1; }
+	[ -b "/dev/mapper/$1" ] || dmsetup mknodes "$1"
+	echo "/dev/mapper/$1"
+}
+
+# devnum DEV: MAJOR:MINOR of a block device, as md's new_dev takes it.
+devnum() {
+	printf '%d:%d' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"
+}
+
+# st ARRAY DEV: the state of DEV in ARRAY; sl: its slot.
+st() { cat "/sys/block/$1/rraid/dev-$(kname "$2")/state"; }
+sl() { cat "/sys/block/$1/rraid/dev-$(kname "$2")/slot"; }
+
+# fail_dev ARRAY DEV: marks DEV faulty through sysfs.
+fail_dev() {
+	[ "$(sysw "/sys/block/$1/rraid/dev-$(kname "$2")/state" faulty)" = OK ] ||
+		{ fail "echo faulty > dev-$(kname "$2")/state refused"; return 1; }
+}
+
+# new_spare ARRAY DEV: adds DEV as a spare by MAJOR:MINOR.
+new_spare() {
+	[ "$(sysw "/sys/block/$1/rraid/new_dev" "$(devnum "$2")")" = OK ] ||
+		{ fail "new_dev $(devnum "$2") ($2) refused"; return 1; }
+}
+
+# sync_rebuild SPEC NFAIL: an array of SPEC over 4 members of 16 MiB with ext4 in use; NFAIL
+# members fail and as many spares come (new_dev MAJOR:MINOR); they are rebuilt while fio verify
+# writes and reads a file on the file system (sync_action recover, the spare in its slot,
+# "spare" until done); then NFAIL *other* members fail, so the rebuilt ones must carry the data:
+# the files and fio's data verify, e2fsck -fn is clean, faulty devices are removed (their
+# directories go), and md's check over the members left finds 0.
+sync_rebuild() {
+	spec=$1 nf=$2
+	set -- $DISKS
+	m="$(map_at a1 "$1" 0) $(map_at a2 "$2" 0) $(map_at a3 "$3" 0) $(map_at a4 "$4" 0)" || return 1
+	spares="$(map_at b1 "$1" 1) $(map_at b2 "$2" 1)" || return 1
+	for d in $m; do
+		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
+	done
+	mk rraid0 "$spec assume-clean" $m || return 1
+	mkfs.ext4 -F -q -b 4096 /dev/rraid0 || { fail "mkfs.ext4"; return 1; }
+	mount -t ext4 /dev/rraid0 "$T_MNT" || { fail "mount"; return 1; }
+	mkdir -p "$T_MNT/tree"
+	head -c 2000000 /dev/urandom >"$T_MNT/a" || { fail "write files"; return 1; }
+	for j in $(seq 1 20); do head -c $((j * 5000)) /dev/urandom >"$T_MNT/tree/f$j"; done
+	(cd "$T_MNT" && find . -type f | sort | xargs sha256sum) >"$T_DIR/sums"
+	sync
+	gone=$(first "$nf" $(echo $m | tr ' ' '\n' | sed 1d))
+	# Frozen while members fail and spares come, so that one recovery takes them all.
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action frozen)" = OK ] || { fail "frozen refused"; return 1; }
+	for d in $gone; do fail_dev rraid0 "$d" || return 1; done
+	expect_attr rraid0 degraded "$nf" || return 1
+	speed_sys 1000 2048 || return 1
+	for d in $(first "$nf" $spares); do
+		new_spare rraid0 "$d" || return 1
+		[ "$(st rraid0 "$d")" = spare ] && [ "$(sl rraid0 "$d")" = none ] ||
+			{ fail "new spare $(kname "$d") is '$(st rraid0 "$d")' in slot $(sl rraid0 "$d")"; return 1; }
+	done
+	[ "$(sysw /sys/block/rraid0/rraid/sync_action idle)" = OK ] || { fail "idle refused"; return 1; }
+	sleep 0.5
+	expect_running rraid0 recover || return 1
+	for d in $(first "$nf" $spares); do
+		[ "$(st rraid0 "$d")" = spare ] || { fail "$(kname "$d") is '$(st rraid0 "$d")' while rebuilt, expected spare"; return 1; }
+		case $(sl rraid0 "$d") in none) fail "$(kname "$d") has no slot while rebuilt"; return 1 ;; esac
+	done
+	fio --name=f --filename="$T_MNT/fio" --size=4M $FIO_COMMON --direct=0 --ioengine=psync \
+		--rw=randwrite --bsrange=4k-64k --do_verify=1 >"$T_DIR/fio.out" 2>&1 || {
+		grep -iE 'err|verify|bad|fail' "$T_DIR/fio.out" | head -8
+		fail "fio verify on the file system during the rebuild"
+		return 1
+	}
+	note "after fio: $(attr rraid0 sync_completed)"
+	[ "$(attr rraid0 sync_action)" = recover ] || { fail "the rebuild ended before fio did: not tested under I/O"; return 1; }
+	speed_sys 1000 200000 || return 1
+	sync_wait rraid0 120 || return 1
+	dmesg | grep -q "rraid0: recovery done" || { fail "dmesg does not say the recovery is done"; return 1; }
+	expect_attr rraid0 degraded 0 || return 1
+	for d in $(first "$nf" $spares); do
+		[ "$(st rraid0 "$d")" = in_sync ] || { fail "rebuilt $(kname "$d") is '$(st rraid0 "$d")'"; return 1; }
+	done
+	for d in $gone; do
+		[ "$(st rraid0 "$d")" = faulty ] && [ "$(sl rraid0 "$d")" = none ] ||
+			{ fail "replaced $(kname "$d") is '$(st rraid0 "$d")' in slot $(sl rraid0 "$d")"; return 1; }
+		[ "$(sysw "/sys/block/rraid0/rraid/dev-$(kname "$d")/state" remove)" = OK ] ||
+			{ fail "remove of faulty $(kname "$d") refused"; return 1; }
+	done
+	sleep 0.5
+	for d in $gone; do
+		[ ! -e "/sys/block/rraid0/rraid/dev-$(kname "$d")" ] || { fail "dev-$(kname "$d") still there after remove"; return 1; }
+	done
+	# Other members fail: the rebuilt ones carry the data now.
+	# RAID 1: every original member goes; RAID 5/6: as many as the array tolerates.
+	others=$(echo $m | tr ' ' '\n' | grep -v -x -F "$(echo $gone | tr ' ' '\n')")
+	case $spec in level=1*) ;; *) others=$(first "$nf" $others) ;; esac
+	for d in $others; do fail_dev rraid0 "$d" || return 1; done
+	echo 3 >/proc/sys/vm/drop_caches
+	(cd "$T_MNT" && sha256sum -c "$T_DIR/sums" >/dev/null) || { fail "files differ after the rebuilt members took over"; return 1; }
+	fio --name=f --filename="$T_MNT/fio" --size=4M $FIO_COMMON --direct=1 --ioengine=psync \
+		--rw=randwrite --bsrange=4k-64k --verify_only ||
+		{ fail "fio's data does not verify on the rebuilt members"; return 1; }
+	umount "$T_MNT" || { fail "umount"; return 1; }
+	e2fsck -fn /dev/rraid0 || { fail "e2fsck -fn not clean"; return 1; }
+	rm_array rraid0
+}
+
+t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
+t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
+t_run sync-raid6-rebuild-two-spares sync_rebuild "level=6 chunk=64K" 2
 t_run sync-raid5-resync-under-fio sync_parity_resync 5
 t_run sync-raid6-resync-under-fio sync_parity_resync 6
 t_run sync-raid5-check-repair sync_parity_check_repair 5

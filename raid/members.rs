@@ -1,0 +1,294 @@
+//! Devices of an array beyond its slots: spares, faulty devices taken out of their slot, and
+//! their sysfs directories, as md's rdevs. `new_dev` adds a spare; the sync thread puts spares
+//! into slots that are out of sync and rebuilds them (`recover`); `remove` lets a faulty device
+//! or a spare go.
+
+use super::attrs::MemberAttrs;
+use super::{Array, Level};
+use crate::sys::member::MemberDev;
+use crate::sys::sysfs::{KobjRef, SysfsDir};
+use crate::sys::workqueue::{spawn, Job};
+use core::sync::atomic::Ordering;
+use kernel::{fmt, prelude::*, str::CString, sync::Arc};
+
+/// A device of the array that is in no slot.
+pub struct Spare {
+    /// The open device.
+    pub dev: MemberDev,
+    /// Taken out of its slot after it failed (md's faulty rdev), or marked faulty as a spare:
+    /// never used again, kept until `remove`.
+    pub faulty: bool,
+}
+
+/// What a device is to its array.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// In slot `0`: in sync, being recovered, or faulty.
+    Slot(usize),
+    /// A spare, or a faulty device out of its slot.
+    Spare {
+        /// See [`Spare::faulty`].
+        faulty: bool,
+    },
+}
+
+/// The member directories (`dev-NAME`) and where new ones go.
+pub struct Dirs {
+    /// The array's `rraid` directory; `None` before it exists and after the array is removed.
+    pub parent: Option<KobjRef>,
+    /// Each device's directory, by device number; removed ones leave `None`.
+    pub members: KVec<Option<(u32, SysfsDir<MemberAttrs>)>>,
+}
+
+/// Puts `x` in the first hole of `v`, or at its end.
+fn put<T>(v: &mut KVec<Option<T>>, x: T) -> Result {
+    match v.iter_mut().find(|e| e.is_none()) {
+        Some(hole) => *hole = Some(x),
+        None => v.push(Some(x), GFP_KERNEL)?,
+    }
+    Ok(())
+}
+
+/// Takes the first element of `v` that `f` accepts.
+fn take<T>(v: &mut KVec<Option<T>>, f: impl Fn(&T) -> bool) -> Option<T> {
+    v.iter_mut()
+        .find(|e| e.as_ref().is_some_and(&f))
+        .and_then(Option::take)
+}
+
+/// Drops a member directory on the workqueue: a directory cannot be removed from one of its
+/// own files' callbacks, which removal waits for.
+struct DropDir(#[allow(dead_code)] SysfsDir<MemberAttrs>);
+
+impl Job for DropDir {
+    fn run(self) {}
+}
+
+impl Array {
+    /// What the device with number `devt` is to this array, if it belongs to it.
+    pub fn role_of(&self, devt: u32) -> Option<Role> {
+        for slot in 0..self.members.len() {
+            if self.dev(slot).is_some_and(|d| d.devt() == devt) {
+                return Some(Role::Slot(slot));
+            }
+        }
+        self.spares
+            .lock()
+            .iter()
+            .flatten()
+            .find(|s| s.dev.devt() == devt)
+            .map(|s| Role::Spare { faulty: s.faulty })
+    }
+
+    /// md's `dev-NAME/state` for a device.
+    pub fn state_of(&self, role: Role) -> &'static str {
+        match role {
+            Role::Slot(s) if self.in_sync() & (1 << s) != 0 => "in_sync",
+            Role::Slot(s) if self.sync().recovering() & (1 << s) != 0 => "spare",
+            Role::Slot(_) | Role::Spare { faulty: true } => "faulty",
+            Role::Spare { faulty: false } => "spare",
+        }
+    }
+
+    /// Registers the array's directory and creates a member directory for each slot's device.
+    pub fn add_dirs(self: &Arc<Self>, parent: KobjRef) -> Result {
+        let mut d = self.dirs.lock();
+        for slot in 0..self.members.len() {
+            if let Some(dev) = self.dev(slot) {
+                let dir = self.member_dir(&parent, &dev)?;
+                put(&mut d.members, (dev.devt(), dir))?;
+            }
+        }
+        d.parent = Some(parent);
+        Ok(())
+    }
+
+    /// Removes every member directory: the array is going away.
+    pub fn drop_dirs(&self) {
+        let old = {
+            let mut d = self.dirs.lock();
+            d.parent = None;
+            core::mem::replace(&mut d.members, KVec::new())
+        };
+        drop(old);
+    }
+
+    fn member_dir(
+        self: &Arc<Self>,
+        parent: &KobjRef,
+        dev: &MemberDev,
+    ) -> Result<SysfsDir<MemberAttrs>> {
+        let name = CString::try_from_fmt(fmt!("dev-{}", dev.name()))?;
+        let attrs = KBox::pin(MemberAttrs::new(self.clone(), dev.devt()), GFP_KERNEL)?;
+        SysfsDir::new(&parent.as_parent(), &name, attrs)
+    }
+
+    /// md's `new_dev`: opens `MAJOR:MINOR` (or, an rraid extension, a device path) as a spare.
+    pub fn new_dev(self: &Arc<Self>, spec: &str) -> Result<(), (Error, &'static str)> {
+        let dev = match spec.split_once(':') {
+            Some((ma, mi)) if !spec.starts_with('/') => {
+                let (Ok(ma), Ok(mi)) = (ma.parse::<u32>(), mi.parse::<u32>()) else {
+                    return Err((EINVAL, "not MAJOR:MINOR or a device path"));
+                };
+                MemberDev::open_devt(ma, mi, &self.holder)
+            }
+            _ if spec.starts_with('/') => {
+                let path = CString::try_from_fmt(fmt!("{spec}")).map_err(|e| (e, "no memory"))?;
+                MemberDev::open(&path, &self.holder)
+            }
+            _ => return Err((EINVAL, "not MAJOR:MINOR or a device path")),
+        }
+        .map_err(|e| (e, "cannot open the device (missing, or in use)"))?;
+        if self.role_of(dev.devt()).is_some() {
+            return Err((EBUSY, "the device is in the array already"));
+        }
+        if dev.zoned() {
+            return Err((EINVAL, "zoned devices are not supported"));
+        }
+        let need = self.level.member_sectors() + self.data_offset();
+        if dev.sectors() < need {
+            return Err((ENOSPC, "the device is smaller than a member"));
+        }
+        if matches!(self.level, Level::Raid0(_)) {
+            return Err((EINVAL, "RAID 0 has no spares"));
+        }
+        {
+            let mut d = self.dirs.lock();
+            let Some(parent) = d.parent.as_ref() else {
+                return Err((ENODEV, "the array is going away"));
+            };
+            let dir = self
+                .member_dir(parent, &dev)
+                .map_err(|e| (e, "cannot create its directory"))?;
+            put(&mut d.members, (dev.devt(), dir)).map_err(|_| (ENOMEM, "no memory"))?;
+        }
+        pr_info!("{}: added spare {}\n", self.name(), dev.name());
+        put(&mut self.spares.lock(), Spare { dev, faulty: false })
+            .map_err(|_| (ENOMEM, "no memory"))?;
+        self.sync().want_kick();
+        self.kick_if_needed();
+        Ok(())
+    }
+
+    /// `remove` written to a device's state: a spare or a faulty device leaves the array and
+    /// is released, as md's. An in-sync member, or one being recovered, is refused.
+    pub fn remove_dev(&self, devt: u32) -> Result<(), (Error, &'static str)> {
+        match self
+            .role_of(devt)
+            .ok_or((ENODEV, "not a device of the array"))?
+        {
+            Role::Slot(s) => {
+                if (self.in_sync() | self.sync().recovering()) & (1 << s) != 0 {
+                    return Err((EBUSY, "the device is in use: mark it faulty first"));
+                }
+                let slot = self.members.get(s).ok_or((ENODEV, "no such slot"))?;
+                // Waits for I/O still in flight to it; none new can start.
+                let old = slot.dev.replace(None).map_err(|e| (e, "no memory"))?;
+                drop(old);
+            }
+            Role::Spare { .. } => {
+                // Spares hold no I/O: closed now.
+                let gone = take(&mut self.spares.lock(), |s| s.dev.devt() == devt);
+                drop(gone);
+            }
+        }
+        let dir = take(&mut self.dirs.lock().members, |(t, _)| *t == devt);
+        if let Some((_, dir)) = dir {
+            if let Err(job) = spawn(&self.wq, DropDir(dir)) {
+                // No memory for the job: keep the directory, unreachable, until the array goes.
+                let _ = put(&mut self.dirs.lock().members, (0, job.0));
+            }
+        }
+        Ok(())
+    }
+
+    /// `faulty` written to a spare's state: it is never used, and stays until `remove`.
+    pub fn fail_spare(&self, devt: u32) {
+        let mut sp = self.spares.lock();
+        if let Some(s) = sp.iter_mut().flatten().find(|s| s.dev.devt() == devt) {
+            s.faulty = true;
+        }
+    }
+
+    /// Whether a slot is out of sync and a spare could take it.
+    pub(super) fn spare_wanted(&self) -> bool {
+        let open = self.failed_set() & !self.sync().recovering();
+        open != 0 && self.spares.lock().iter().flatten().any(|s| !s.faulty)
+    }
+
+    /// Puts spares into the slots out of sync, the faulty devices there going to the spare
+    /// list as faulty, and starts their recovery from 0; or goes on with one interrupted.
+    /// Returns whether there is a recovery to run. Sync thread only.
+    pub(super) fn start_recovery(&self) -> bool {
+        if self.sync().recovering() != 0 {
+            return true;
+        }
+        let mut taken = 0u64;
+        for s in super::io::bits(self.failed_set()) {
+            let spare = take(&mut self.spares.lock(), |x| !x.faulty);
+            let Some(spare) = spare else { break };
+            let Some(slot) = self.members.get(s) else {
+                break;
+            };
+            let name = CString::try_from_fmt(fmt!("{}", spare.dev.name()));
+            // The slot's faulty device has no I/O left to wait for once failed.
+            let old = match slot.dev.replace(Some(spare.dev)) {
+                Ok(old) => old,
+                Err(_) => break,
+            };
+            if let Ok(name) = &name {
+                pr_info!(
+                    "{}: {} takes slot {}{}\n",
+                    self.name(),
+                    name.to_str().unwrap_or("?"),
+                    s,
+                    if old.is_some() {
+                        " from a faulty member"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            if let Some(old) = old {
+                // Kept, as md keeps a faulty rdev, until `remove`.
+                let _ = put(
+                    &mut self.spares.lock(),
+                    Spare {
+                        dev: old,
+                        faulty: true,
+                    },
+                );
+            }
+            if let Some(m) = self.members.get(s) {
+                m.errors.store(0, Ordering::Relaxed);
+            }
+            taken |= 1 << s;
+        }
+        if taken == 0 {
+            return false;
+        }
+        self.sync().begin_recovery(taken);
+        true
+    }
+
+    /// A recovery ran to its end: the rebuilt slots are in sync.
+    pub(super) fn finish_recovery(&self) {
+        let done = self.sync().end_recovery();
+        self.in_sync.fetch_or(done, Ordering::AcqRel);
+        pr_info!(
+            "{}: recovery done, {} of {} members in sync\n",
+            self.name(),
+            self.members.len() - self.degraded(),
+            self.members.len()
+        );
+    }
+
+    /// First member sector of data.
+    pub(super) fn data_offset(&self) -> u64 {
+        match &self.level {
+            Level::Raid5(g) => g.data_offset(),
+            Level::Raid1(g) => g.map(0),
+            Level::Raid0(_) => 0,
+        }
+    }
+}
