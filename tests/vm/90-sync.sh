@@ -261,9 +261,49 @@ sync_remove_midway() {
 	rm_array rraid0 || return 1
 	dmesg | grep -q "rraid0: resync interrupted" || { fail "dmesg does not say the resync stopped"; return 1; }
 	! ps | grep -q '[r]raid0_sync' || { fail "rraid0_sync still runs after remove"; return 1; }
+	# The same mid-recovery.
+	m3=$(map_at sp "$(nth 3 $DISKS)" 0) || return 1
+	mk rraid0 "level=1 assume-clean" $m || return 1
+	fail_dev rraid0 "$(nth 2 $m)" || return 1
+	new_spare rraid0 "$m3" || return 1
+	sleep 0.5
+	expect_running rraid0 recover || return 1
+	rm_array rraid0 || return 1
+	dmesg | grep -q "rraid0: recovery interrupted" || { fail "dmesg does not say the recovery stopped"; return 1; }
+	! ps | grep -q '[r]raid0_sync' || { fail "rraid0_sync still runs after remove"; return 1; }
 	speed_sys 1000 200000 || return 1
-	rmmod rraid || { fail "rmmod after removing an array mid-resync"; return 1; }
+	rmmod rraid || { fail "rmmod after removing an array mid-resync and mid-recovery"; return 1; }
 	rraid_load
+}
+
+# sync_bad_members: new_dev and member state writes that must be refused.
+sync_bad_members() {
+	m=$(maps 3) || return 1
+	dm_linear small "$(nth 4 $DISKS)" 8192 || return 1
+	x4=$(map_at x4 "$(nth 4 $DISKS)" 1) || return 1
+	mk rraid0 "level=1 assume-clean" $(first 2 $m) || return 1
+	nd=/sys/block/rraid0/rraid/new_dev
+	expect_err EINVAL "$nd" "abc" || return 1
+	expect_err EINVAL "$nd" "8:x" || return 1
+	expect_err "ENODEV|ENXIO|ENOENT" "$nd" "/dev/does-not-exist" || return 1
+	expect_err EBUSY "$nd" "$(devnum "$(nth 1 $m)")" || return 1
+	expect_err ENOSPC "$nd" "$(devnum /dev/mapper/small)" || return 1
+	k1=$(kname "$(nth 1 $m)")
+	expect_err EBUSY "/sys/block/rraid0/rraid/dev-$k1/state" remove || return 1
+	expect_err EINVAL "/sys/block/rraid0/rraid/dev-$k1/state" bogus || return 1
+	new_spare rraid0 "$(nth 3 $m)" || return 1
+	k3=$(kname "$(nth 3 $m)")
+	[ "$(cat /sys/block/rraid0/rraid/dev-$k3/state)" = spare ] || { fail "new spare is not 'spare'"; return 1; }
+	[ "$(sysw "/sys/block/rraid0/rraid/dev-$k3/state" remove)" = OK ] || { fail "removing a spare refused"; return 1; }
+	sleep 0.5
+	[ ! -e "/sys/block/rraid0/rraid/dev-$k3" ] || { fail "dev-$k3 still there after remove"; return 1; }
+	# Released: another array can claim it.
+	mk rraid1 "level=1 assume-clean" "$(nth 3 $m)" "$x4" || return 1
+	rm_array rraid1 || return 1
+	rm_array rraid0 || return 1
+	mk rraid0 "level=0 chunk=64K" $(first 2 $m) || return 1
+	expect_err EINVAL "$nd" "$(devnum "$(nth 3 $m)")" || return 1
+	rm_array rraid0
 }
 
 # sync_bad_input: unknown actions, checks on RAID 0, bad limits.
@@ -473,6 +513,78 @@ sync_rebuild() {
 	rm_array rraid0
 }
 
+# flakey NAME DEV FEATURE: NAME's table becomes dm-flakey over DEV's first 16 MiB, up 1 s and
+# then down 1 s with FEATURE (error_reads or error_writes) while down.
+flakey() {
+	modprobe dm-flakey 2>/dev/null
+	dmsetup load "$1" --table "0 $MSZ_SEC flakey $2 0 1 1 1 $3" || { fail "dmsetup load $1 flakey $3"; return 1; }
+	dmsetup resume "$1" || { fail "dmsetup resume $1"; return 1; }
+}
+
+# sync_faults SPEC HOW...: fio verify writes over an array of 4 members of 16 MiB while
+# members fail under it, one per HOW: "error" (dm-error table), "error_reads" or
+# "error_writes" (dm-flakey), "sysfs" (echo faulty), "vanish" (dmsetup remove --force).
+# No verify error, before or after; the state files say which members failed.
+sync_faults() {
+	spec=$1
+	shift
+	set -- $DISKS "$@"
+	m="$(map_at a1 "$1" 0) $(map_at a2 "$2" 0) $(map_at a3 "$3" 0) $(map_at a4 "$4" 0)" || return 1
+	shift 4
+	for d in $m; do
+		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
+	done
+	mk rraid0 "$spec assume-clean" $m || return 1
+	fio --name=w --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k --iodepth=8 \
+		--size=12M --do_verify=1 >"$T_DIR/fio.out" 2>&1 &
+	fpid=$!
+	sleep 1
+	i=2
+	hit=
+	for how in "$@"; do
+		d=/dev/mapper/a$i
+		k=$(kname "$d")
+		case $how in
+		error) dm_to_error "a$i" || return 1 ;;
+		error_reads | error_writes) flakey "a$i" "$(nth $i $DISKS)" "$how" || return 1 ;;
+		sysfs) fail_dev rraid0 "$d" || return 1 ;;
+		# While rraid holds it, the device cannot go: --force swaps in a table that fails all
+		# I/O, and the removal itself then fails (busy).
+		vanish)
+			dmsetup remove --force "a$i" 2>/dev/null
+			dmsetup table "a$i" | grep -q ' error' || { fail "dmsetup remove --force a$i left no error table"; return 1; }
+			;;
+		esac
+		hit="$hit $k:$how"
+		i=$((i + 1))
+	done
+	wait $fpid || { grep -iE 'err|verify|bad' "$T_DIR/fio.out" | head -8; fail "fio verify with$hit"; return 1; }
+	fio --name=w --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k --iodepth=8 \
+		--size=12M --verify_only >"$T_DIR/fio.out" 2>&1 ||
+		{ grep -iE 'err|verify|bad' "$T_DIR/fio.out" | head -8; fail "fio verify-only after$hit"; return 1; }
+	states=
+	for x in $hit; do
+		k=${x%%:*}
+		states="$states $k=$(cat /sys/block/rraid0/rraid/dev-$k/state),errors=$(cat /sys/block/rraid0/rraid/dev-$k/errors)"
+	done
+	note "after$hit:$states; degraded $(attr rraid0 degraded), $(attr rraid0 array_state)"
+	for x in $hit; do
+		k=${x%%:*}
+		case $(cat /sys/block/rraid0/rraid/dev-$k/state) in
+		faulty) ;;
+		*) case $x in
+		   *:error_reads) [ "$(cat /sys/block/rraid0/rraid/dev-$k/errors)" -gt 0 ] ||
+				{ fail "$k returned read errors but its errors count is 0"; return 1; } ;;
+		   *) fail "$k is not faulty after ${x#*:}"; return 1 ;;
+		   esac ;;
+		esac
+	done
+	rm_array rraid0
+}
+
+t_run sync-raid1-faults-under-fio sync_faults "level=1" error_reads vanish
+t_run sync-raid5-faults-under-fio sync_faults "level=5 chunk=64K" error_writes
+t_run sync-raid6-faults-under-fio sync_faults "level=6 chunk=64K" error sysfs
 t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
 t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
 t_run sync-raid6-rebuild-two-spares sync_rebuild "level=6 chunk=64K" 2
@@ -489,4 +601,5 @@ t_run sync-idle-frozen sync_idle_frozen
 t_run sync-raid1-fail-source-midway sync_fail_source
 t_run sync-remove-midway sync_remove_midway
 t_run sync-bad-input sync_bad_input
+t_run sync-bad-members sync_bad_members
 t_summary
