@@ -139,7 +139,9 @@ impl ArrayAttrs {
             pr_err!("{}: sync_action: {}\n", name, e.why);
             e.code
         })?;
-        self.array.sync_action(cmd).map_err(|e| match e {
+        let res = self.array.sync_action(cmd);
+        self.array.flush_events();
+        res.map_err(|e| match e {
             ActionError::Unknown => {
                 pr_err!("{}: sync_action: unknown action '{}'\n", name, cmd);
                 EINVAL

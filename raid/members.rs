@@ -163,6 +163,7 @@ impl Array {
             put(&mut d.members, (dev.devt(), dir)).map_err(|_| (ENOMEM, "no memory"))?;
         }
         pr_info!("{}: added spare {}\n", self.name(), dev.name());
+        self.note(super::sync::EV_STATE);
         put(&mut self.spares.lock(), Spare { dev, faulty: false })
             .map_err(|_| (ENOMEM, "no memory"))?;
         self.sync().want_kick();
@@ -192,6 +193,7 @@ impl Array {
                 drop(gone);
             }
         }
+        self.note(super::sync::EV_STATE);
         let dir = take(&mut self.dirs.lock().members, |(t, _)| *t == devt);
         if let Some((_, dir)) = dir {
             if let Err(job) = spawn(&self.wq, DropDir(dir)) {
@@ -267,6 +269,7 @@ impl Array {
         if taken == 0 {
             return false;
         }
+        self.note(super::sync::EV_STATE);
         self.sync().begin_recovery(taken);
         true
     }

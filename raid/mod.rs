@@ -338,7 +338,7 @@ impl Array {
                     name
                 )
             });
-            self.sync.want_kick();
+            self.note(sync::EV_STATE | sync::EV_UEVENT);
             return Ok(false);
         }
         let mut cur = self.in_sync.load(Ordering::Acquire);
@@ -369,12 +369,12 @@ impl Array {
                 self.members.len()
             )
         });
+        // Also a spare may take its place (`note` asks the sync thread to look).
+        self.note(sync::EV_STATE | sync::EV_UEVENT);
         if past {
             self.set_broken();
             return Err(EBUSY);
         }
-        // A spare may take its place.
-        self.sync.want_kick();
         Ok(true)
     }
 

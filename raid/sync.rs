@@ -21,7 +21,7 @@ use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
 use crate::sys::pageio::{PageCtx, PageIo};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::{
-    fmt, new_condvar, new_mutex,
+    c_str, fmt, new_condvar, new_mutex,
     prelude::*,
     str::CString,
     sync::{Arc, CondVar, Mutex},
@@ -250,7 +250,16 @@ struct Counters {
     speed_max: AtomicU32,
     /// The speed over the last marks, KiB/s, for `sync_speed`.
     speed: AtomicU64,
+    /// Changes not yet told to poll() waiters and udev ([`Array::note`]).
+    events: AtomicU32,
 }
+
+/// Events: array or member state (`array_state`, `degraded`, `dev-*/state`) changed.
+pub const EV_STATE: u32 = 1;
+/// Events: a sync job started or ended (`sync_action`, `sync_completed`).
+pub const EV_SYNC: u32 = 2;
+/// Events: worth a `change` uevent (a member failed, a sync started or ended, degraded).
+pub const EV_UEVENT: u32 = 4;
 
 /// The sync state of an array.
 #[pin_data]
@@ -289,6 +298,7 @@ impl SyncState {
                 speed_min: AtomicU32::new(0),
                 speed_max: AtomicU32::new(0),
                 speed: AtomicU64::new(0),
+                events: AtomicU32::new(0),
             },
             barrier <- Barrier::new(),
         })
@@ -512,8 +522,43 @@ impl Array {
         c.requested
     }
 
-    /// Starts the thread if [`SyncState::want_kick`] was asked (a member failed, a spare came).
+    /// Records a change to tell poll() waiters and udev about; any context. The next
+    /// [`Array::flush_events`] tells them.
+    pub fn note(&self, events: u32) {
+        self.sync.c.events.fetch_or(events, Ordering::AcqRel);
+        self.sync.want_kick();
+    }
+
+    /// Wakes the poll() waiters of the files that changed and sends the uevent. Task context.
+    pub fn flush_events(&self) {
+        let ev = self.sync.c.events.swap(0, Ordering::AcqRel);
+        if ev == 0 {
+            return;
+        }
+        let d = self.dirs.lock();
+        let Some(parent) = d.parent.as_ref() else {
+            return;
+        };
+        if ev & EV_SYNC != 0 {
+            parent.notify(c_str!("sync_action"));
+            parent.notify(c_str!("sync_completed"));
+        }
+        if ev & EV_STATE != 0 {
+            parent.notify(c_str!("array_state"));
+            parent.notify(c_str!("degraded"));
+            for (_, dir) in d.members.iter().flatten() {
+                dir.notify(c_str!("state"));
+            }
+        }
+        if ev & EV_UEVENT != 0 {
+            parent.parent_change_event();
+        }
+    }
+
+    /// Starts the thread if [`SyncState::want_kick`] was asked (a member failed, a spare came),
+    /// and tells of changes noted since the last time.
     pub fn kick_if_needed(self: &Arc<Self>) {
+        self.flush_events();
         if self.sync.c.kick_pending.swap(false, Ordering::AcqRel) {
             let mut c = self.sync.ctl.lock();
             if let Err(e) = self.kick(&mut c) {
@@ -649,8 +694,12 @@ impl Array {
                     }
                 }
             };
+            self.note(EV_SYNC | EV_UEVENT);
+            self.flush_events();
             self.run_job(action);
             self.sync.c.running.store(0, Ordering::Release);
+            self.note(EV_SYNC | EV_STATE | EV_UEVENT);
+            self.flush_events();
         }
     }
 

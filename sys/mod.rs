@@ -18,6 +18,7 @@ pub mod member;
 pub mod module_ref;
 pub mod pagebuf;
 pub mod pageio;
+pub mod procfs;
 pub mod request;
 pub mod slot;
 pub mod sysfs;

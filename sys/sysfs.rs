@@ -282,6 +282,35 @@ impl KobjRef {
         // SAFETY: We hold a reference, so the kobject is valid for the borrow.
         unsafe { Parent::from_raw(self.kobj.as_ptr()) }
     }
+
+    /// Wakes poll() and select() waiters on file `attr` of the directory. Task context.
+    pub fn notify(&self, attr: &CStr) {
+        notify(self.kobj, attr);
+    }
+
+    /// Sends a `change` uevent for the directory's parent (the array's disk). Task context.
+    pub fn parent_change_event(&self) {
+        // SAFETY: We hold a reference; a kobject's parent is held by it and fixed while it is
+        // registered, and `kobject_uevent` does nothing for one that is gone.
+        unsafe {
+            let parent = (*self.kobj.as_ptr()).parent;
+            if !parent.is_null() {
+                bindings::kobject_uevent(parent, bindings::kobject_action_KOBJ_CHANGE);
+            }
+        }
+    }
+}
+
+impl<T: SysfsOps> SysfsDir<T> {
+    /// Wakes poll() and select() waiters on file `attr`. Task context.
+    pub fn notify(&self, attr: &CStr) {
+        notify(self.kobj, attr);
+    }
+}
+
+fn notify(kobj: NonNull<bindings::kobject>, attr: &CStr) {
+    // SAFETY: The caller holds the kobject; a missing file is ignored by `sysfs_notify`.
+    unsafe { bindings::sysfs_notify(kobj.as_ptr(), core::ptr::null(), attr.as_char_ptr()) };
 }
 
 impl Drop for KobjRef {

@@ -582,6 +582,44 @@ sync_faults() {
 	rm_array rraid0
 }
 
+# sync_events: poll() on sync_action wakes when a check starts; on degraded and on the
+# member's state when a member fails under writes (in the bio completion, told later by the
+# worker); and a change uevent for the array's disk goes out for both.
+sync_events() {
+	m=$(maps 3) || return 1
+	mk rraid0 "level=1 assume-clean" $m || return 1
+	a=/sys/block/rraid0/rraid
+	/rraid/uevent-listen 5000 "change@" >"$T_DIR/ev1" &
+	ue=$!
+	/rraid/sysfs-poll $a/sync_action 8000 >"$T_DIR/p1" &
+	p1=$!
+	sleep 0.5
+	speed_sys 1000 8192 || return 1
+	[ "$(sysw $a/sync_action check)" = OK ] || { fail "check refused"; return 1; }
+	wait $p1 || { fail "poll() on sync_action did not wake when a check started"; return 1; }
+	note "sync_action: $(cat "$T_DIR/p1")"
+	[ "$(sysw $a/sync_action idle)" = OK ] || { fail "idle refused"; return 1; }
+	wait $ue || { fail "no change uevent when a check started"; return 1; }
+	grep -q "rraid0" "$T_DIR/ev1" || { fail "the uevent is not the array's: $(head -2 "$T_DIR/ev1")"; return 1; }
+	sync_wait rraid0 20 || return 1
+	k=$(kname "$(nth 2 $m)")
+	/rraid/sysfs-poll $a/degraded 8000 >"$T_DIR/p2" &
+	p2=$!
+	/rraid/sysfs-poll $a/dev-$k/state 8000 >"$T_DIR/p3" &
+	p3=$!
+	/rraid/uevent-listen 5000 "change@" >"$T_DIR/ev2" &
+	ue=$!
+	sleep 0.5
+	dm_to_error s2 || return 1
+	dd if=/dev/zero of=/dev/rraid0 bs=64k count=4 oflag=direct 2>/dev/null
+	wait $p2 || { fail "poll() on degraded did not wake when a member failed"; return 1; }
+	wait $p3 || { fail "poll() on dev-$k/state did not wake when it failed"; return 1; }
+	note "degraded: $(cat "$T_DIR/p2"); dev-$k/state: $(cat "$T_DIR/p3")"
+	wait $ue || { fail "no change uevent when a member failed"; return 1; }
+	rm_array rraid0
+}
+
+t_run sync-poll-and-uevents sync_events
 t_run sync-raid1-faults-under-fio sync_faults "level=1" error_reads vanish
 t_run sync-raid5-faults-under-fio sync_faults "level=5 chunk=64K" error_writes
 t_run sync-raid6-faults-under-fio sync_faults "level=6 chunk=64K" error sysfs
