@@ -21,6 +21,8 @@ module! {
 }
 
 struct Rraid {
+    // `/proc/rraidstat`, gone before the arrays' list it shows.
+    _stat: sys::procfs::ProcFile<raid::stat::Registry>,
     _parity: sys::sysfs::SysfsDir<raid::engines::Engines>,
     // Dropped after `parity`, its subdirectory. No array exists at exit, since each holds a
     // module reference.
@@ -35,8 +37,11 @@ impl kernel::Module for Rraid {
         let engines = KBox::pin(raid::engines::Engines::select()?, GFP_KERNEL)?;
         let control = raid::control::register(module, wq.handle())?;
         let parity = sys::sysfs::SysfsDir::new(&control.as_parent(), c_str!("parity"), engines)?;
+        let stat =
+            sys::procfs::ProcFile::new(c_str!("rraidstat"), control.data().registry().clone())?;
         pr_info!("loaded\n");
         Ok(Self {
+            _stat: stat,
             _parity: parity,
             _control: control,
             _wq: wq,

@@ -2,6 +2,7 @@
 
 use super::attrs::ArrayAttrs;
 use super::parse::{self, CreateSpec, CtlError, LevelKind};
+use super::stat::Registry;
 use super::stripe::Stripes;
 use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use super::{Array, ArrayName, Level, Member};
@@ -29,6 +30,7 @@ const MAX_QUEUE_DEPTH: u32 = 1024;
 /// A live array and everything registered for it, torn down in field order after its sync
 /// thread has stopped.
 struct Entry {
+    registry: Arc<Registry>,
     _dir: SysfsDir<ArrayAttrs>,
     disk: Disk<Array>,
     array: Arc<Array>,
@@ -40,6 +42,7 @@ impl Drop for Entry {
         // directories hold it too, and go before the array's own.
         self.array.stop_sync();
         self.array.drop_dirs();
+        self.registry.remove(&self.array);
     }
 }
 
@@ -51,15 +54,19 @@ pub struct Control {
     /// Arrays by creation; removed ones leave `None`.
     #[pin]
     arrays: Mutex<KVec<Option<Entry>>>,
+    /// The arrays again, for `/proc/rraidstat`.
+    registry: Arc<Registry>,
 }
 
 /// Creates `/sys/kernel/rraid`.
 pub fn register(module: &'static ThisModule, wq: QueueRef) -> Result<SysfsDir<Control>> {
+    let registry = Registry::new()?;
     let control = KBox::pin_init(
         pin_init!(Control {
             module,
             wq,
             arrays <- new_mutex!(KVec::new(), "rraid::arrays"),
+            registry,
         }),
         GFP_KERNEL,
     )?;
@@ -76,6 +83,11 @@ fn open_error(e: Error) -> Error {
 }
 
 impl Control {
+    /// The list of arrays that `/proc/rraidstat` shows.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     fn create<'a>(&self, input: &'a [u8]) -> Result<(), CtlError<'a>> {
         let spec = parse::parse_create(input)?;
         let mut arrays = self.arrays.lock();
@@ -211,8 +223,10 @@ impl Control {
             KBox::pin(ArrayAttrs::new(array.clone()), GFP_KERNEL)?,
         )?;
         let dirs = array.add_dirs(dir.kobj_ref());
+        self.registry.add(array.clone())?;
         let entry = Entry {
             _dir: dir,
+            registry: self.registry.clone(),
             disk,
             array: array.clone(),
         };

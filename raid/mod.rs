@@ -12,6 +12,7 @@ pub mod members;
 pub mod parse;
 pub mod raid5;
 pub mod repair;
+pub mod stat;
 pub mod stripe;
 pub mod sync;
 

@@ -469,6 +469,15 @@ sync_rebuild() {
 	[ "$(sysw /sys/block/rraid0/rraid/sync_action idle)" = OK ] || { fail "idle refused"; return 1; }
 	sleep 0.5
 	expect_running rraid0 recover || return 1
+	# /proc/rraidstat, as /proc/mdstat shows a recovery.
+	cat /proc/rraidstat
+	lvl=${spec%% *}
+	grep -q "^rraid0 : active raid${lvl#level=} " /proc/rraidstat ||
+		{ fail "/proc/rraidstat has no 'rraid0 : active' line for the array"; return 1; }
+	grep -qE '^      \[=*>\.*\]  recovery = *[0-9]+\.[0-9]% \([0-9]+/16384\) finish=[0-9]+\.[0-9]min speed=[0-9]+K/sec$' /proc/rraidstat ||
+		{ fail "/proc/rraidstat has no md-style progress line for the recovery"; return 1; }
+	grep -qE " $(kname "$(nth 2 $m)")\[[0-9]+\]\(F\)" /proc/rraidstat ||
+		{ fail "/proc/rraidstat does not flag the failed member (F)"; return 1; }
 	for d in $(first "$nf" $spares); do
 		[ "$(st rraid0 "$d")" = spare ] || { fail "$(kname "$d") is '$(st rraid0 "$d")' while rebuilt, expected spare"; return 1; }
 		case $(sl rraid0 "$d") in none) fail "$(kname "$d") has no slot while rebuilt"; return 1 ;; esac

@@ -1,0 +1,186 @@
+//! `/proc/rraidstat`: every array in `/proc/mdstat`'s format, with its progress bar while a
+//! sync runs, so that tools and eyes used to mdstat read it as they read md's.
+
+use super::members::Role;
+use super::sync::Action;
+use super::{Array, Level};
+use crate::sys::procfs::ProcShow;
+use core::fmt::{self, Write};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
+
+/// The arrays that exist, for `/proc/rraidstat`.
+#[pin_data]
+pub struct Registry {
+    #[pin]
+    arrays: Mutex<KVec<Option<Arc<Array>>>>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                arrays <- new_mutex!(KVec::new(), "rraid::registry"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Lists `array`.
+    pub fn add(&self, array: Arc<Array>) -> Result {
+        let mut v = self.arrays.lock();
+        match v.iter_mut().find(|e| e.is_none()) {
+            Some(hole) => *hole = Some(array),
+            None => v.push(Some(array), GFP_KERNEL)?,
+        }
+        Ok(())
+    }
+
+    /// Unlists the array named `name`.
+    pub fn remove(&self, array: &Array) {
+        let gone = {
+            let mut v = self.arrays.lock();
+            v.iter_mut()
+                .find(|e| e.as_ref().is_some_and(|a| core::ptr::eq(&**a, array)))
+                .and_then(Option::take)
+        };
+        drop(gone);
+    }
+}
+
+/// `fmt::Write` into a `KVec<u8>`.
+struct Out<'a>(&'a mut KVec<u8>);
+
+impl Write for Out<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0
+            .extend_from_slice(s.as_bytes(), GFP_KERNEL)
+            .map_err(|_| fmt::Error)
+    }
+}
+
+impl ProcShow for Registry {
+    fn show(&self, out: &mut KVec<u8>) -> Result {
+        let mut w = Out(out);
+        let arrays: KVec<Arc<Array>> = {
+            let v = self.arrays.lock();
+            let mut list = KVec::with_capacity(v.len(), GFP_KERNEL)?;
+            for a in v.iter().flatten() {
+                list.push(a.clone(), GFP_KERNEL)?;
+            }
+            list
+        };
+        let res = (|| -> fmt::Result {
+            writeln!(w, "Personalities : [raid0] [raid1] [raid4] [raid5] [raid6]")?;
+            for a in arrays.iter() {
+                a.mdstat(&mut w)?;
+            }
+            writeln!(w, "unused devices: <none>")
+        })();
+        res.map_err(|_| ENOMEM)
+    }
+}
+
+impl Array {
+    /// This array's paragraph of `/proc/rraidstat`, as md's `md_seq_show` writes it.
+    fn mdstat(&self, w: &mut impl Write) -> fmt::Result {
+        let state = if self.is_broken() { "broken" } else { "active" };
+        write!(w, "{} : {} {}", self.name(), state, self.level.name())?;
+        let n = self.members.len();
+        for slot in 0..n {
+            if let Some(d) = self.dev(slot) {
+                let flag = match self.state_of(Role::Slot(slot)) {
+                    "faulty" => "(F)",
+                    _ => "",
+                };
+                write!(w, " {}[{}]{}", d.name(), slot, flag)?;
+            }
+        }
+        for (k, s) in self.spares.lock().iter().flatten().enumerate() {
+            let flag = if s.faulty { "(F)" } else { "(S)" };
+            write!(w, " {}[{}]{}", s.dev.name(), n + k, flag)?;
+        }
+        writeln!(w)?;
+        write!(
+            w,
+            "      {} blocks super non-persistent",
+            self.level.array_sectors() / 2
+        )?;
+        match &self.level {
+            Level::Raid0(g) => writeln!(w, " {}k chunks", g.chunk_sectors() / 2)?,
+            Level::Raid5(g) => {
+                write!(
+                    w,
+                    " level {}, {}k chunk, algorithm {}",
+                    g.level(),
+                    g.chunk_sectors() / 2,
+                    self.level.layout()
+                )?;
+                self.slots_line(w)?;
+            }
+            Level::Raid1(_) => self.slots_line(w)?,
+        }
+        self.progress_line(w)?;
+        writeln!(w)
+    }
+
+    /// ` [n/m] [UU_]`: slots, slots in sync, and which.
+    fn slots_line(&self, w: &mut impl Write) -> fmt::Result {
+        let n = self.members.len();
+        write!(w, " [{}/{}] [", n, n - self.degraded())?;
+        for slot in 0..n {
+            w.write_char(if self.in_sync() & (1 << slot) != 0 {
+                'U'
+            } else {
+                '_'
+            })?;
+        }
+        writeln!(w, "]")
+    }
+
+    /// md's progress line of a running sync, or the note of an owed one.
+    fn progress_line(&self, w: &mut impl Write) -> fmt::Result {
+        let s = self.sync();
+        let (Some(action), Some((done, total))) = (s.running(), s.completed()) else {
+            if s.needs_resync() && !matches!(self.level, Level::Raid0(_)) {
+                writeln!(w, "        resync=PENDING")?;
+            }
+            return Ok(());
+        };
+        let total = total.max(1);
+        let per_milli = (done.min(total) * 1000 / total) as usize;
+        let x = per_milli / 50;
+        w.write_str("      [")?;
+        for i in 0..20 {
+            w.write_char(match i.cmp(&x) {
+                core::cmp::Ordering::Less => '=',
+                core::cmp::Ordering::Equal => '>',
+                core::cmp::Ordering::Greater => '.',
+            })?;
+        }
+        // md shows a repair as a resync.
+        let name = match action {
+            Action::Recover => "recovery",
+            Action::Check => "check",
+            Action::Resync | Action::Repair => "resync",
+        };
+        let speed = s.speed().unwrap_or(0).max(1);
+        let left_s = (total - done.min(total)) / 2 / speed;
+        writeln!(
+            w,
+            "]  {} = {:2}.{}% ({}/{}) finish={}.{}min speed={}K/sec",
+            name,
+            per_milli / 10,
+            per_milli % 10,
+            done / 2,
+            total / 2,
+            left_s / 60,
+            (left_s % 60) / 6,
+            speed
+        )
+    }
+}
