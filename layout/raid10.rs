@@ -31,7 +31,20 @@
 //! overlap, and offset layouts with several near copies over a member count they do not divide
 //! (md's near copies then wrap into the offset copies' row).
 
+use core::num::{NonZeroU64, NonZeroUsize};
+
 use super::{check_chunk, GeometryError, MAX_MEMBERS};
+
+/// `x` as a divisor that cannot be zero (1 for 0), so that division has no panic path; every
+/// divisor here is non-zero by the geometry's invariants.
+fn nz(x: usize) -> NonZeroUsize {
+    NonZeroUsize::new(x).unwrap_or(NonZeroUsize::MIN)
+}
+
+/// [`nz`] for `u64`.
+fn nz64(x: u64) -> NonZeroU64 {
+    NonZeroU64::new(x).unwrap_or(NonZeroU64::MIN)
+}
 
 /// How far copies move between members: md's layout bits 17-18.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,12 +222,12 @@ impl Raid10 {
             return Err(GeometryError::MemberCount);
         }
         let (near, far) = (layout.near(), layout.far());
-        if layout.offset() && near > 1 && members % near != 0 {
+        if layout.offset() && near > 1 && members % nz(near) != 0 {
             return Err(GeometryError::Layout);
         }
         let far_set_size = match layout.sets() {
             FarSets::Whole => members,
-            FarSets::Legacy => members / far,
+            FarSets::Legacy => members / nz(far),
             FarSets::Sets => copies,
         };
         if far_set_size == 0 || far_set_size > members {
@@ -229,26 +242,29 @@ impl Raid10 {
             .checked_sub(data_offset)
             .ok_or(GeometryError::MemberTooSmall)?;
         let chunk_shift = chunk_sectors.trailing_zeros();
-        // md's calc_sectors, in chunks, without overflow: each far region's rows, the array's
-        // chunks, then their copies spread over the members, rounded up.
-        let (m, n, f, c) = (members as u128, near as u128, far as u128, copies as u128);
-        let rows = u128::from(avail >> chunk_shift) / f;
-        let array_chunks = rows * m / n;
-        let dev_chunks = (array_chunks * c).div_ceil(m);
-        let stride_chunks = if layout.offset() { 1 } else { dev_chunks / f };
-        // md's raid10_size, from the member chunks in use.
-        let size_chunks = dev_chunks / f * m / n;
-        let sectors = |chunks: u128| -> Result<u64, GeometryError> {
-            u64::try_from(chunks << chunk_shift).map_err(|_| GeometryError::MemberTooSmall)
+        // md's calc_sectors, in chunks: each far region's rows, the array's chunks, then their
+        // copies spread over the members, rounded up. Only members of more than 2^57 chunks
+        // could overflow; they are refused.
+        let (m, n, f, c) = (members as u64, near as u64, far as u64, copies as u64);
+        let too_big = GeometryError::MemberTooSmall;
+        let rows = (avail >> chunk_shift) / nz64(f);
+        let array_chunks = rows.checked_mul(m).ok_or(too_big)? / nz64(n);
+        let dev_chunks = (array_chunks.checked_mul(c).ok_or(too_big)? + m - 1) / nz64(m);
+        let stride_chunks = if layout.offset() {
+            1
+        } else {
+            dev_chunks / nz64(f)
         };
+        // md's raid10_size, from the member chunks in use.
+        let size_chunks = (dev_chunks / nz64(f)).checked_mul(m).ok_or(too_big)? / nz64(n);
         let geo = Self {
             layout,
             members,
             chunk_shift,
             far_set_size,
-            member_sectors: sectors(dev_chunks)?,
-            stride: sectors(stride_chunks)?,
-            array_sectors: sectors(size_chunks)?,
+            member_sectors: dev_chunks << chunk_shift,
+            stride: stride_chunks << chunk_shift,
+            array_sectors: size_chunks << chunk_shift,
             data_offset,
         };
         if geo.array_sectors == 0 || geo.stride == 0 {
@@ -314,25 +330,25 @@ impl Raid10 {
     /// Members the array's full data stripes span, for `io_opt` as md (`raid10_nr_stripes`).
     pub fn stripe_members(&self) -> usize {
         let near = self.layout.near();
-        if self.members % near != 0 {
+        if self.members % nz(near) != 0 {
             self.members
         } else {
-            self.members / near
+            self.members / nz(near)
         }
     }
 
     /// The member the next far copy of a copy on member `d` goes to (md's far step).
     fn next_far(&self, d: usize) -> usize {
-        let (m, fs, near) = (self.members, self.far_set_size, self.layout.near());
+        let (m, fs, near) = (self.members, nz(self.far_set_size), self.layout.near());
         // md's last far set takes the members the others leave over.
-        let last_start = (m / fs).saturating_sub(1) * fs;
-        let last_size = fs + m % fs;
+        let last_start = (m / fs).saturating_sub(1) * fs.get();
+        let last_size = nz(fs.get() + m % fs);
         let set = d / fs;
         let d = d + near;
         if m % fs != 0 && d > last_start {
             (d - last_start) % last_size + last_start
         } else {
-            d % fs + fs * set
+            d % fs + fs.get() * set
         }
     }
 
@@ -348,7 +364,7 @@ impl Raid10 {
     /// md's copy order.
     fn copy_members(&self, first: usize) -> impl Iterator<Item = usize> + '_ {
         (0..self.layout.near()).flat_map(move |n| {
-            let mut d = (first + n) % self.members;
+            let mut d = (first + n) % nz(self.members);
             (0..self.layout.far()).map(move |f| {
                 if f > 0 {
                     d = self.next_far(d);
@@ -362,14 +378,13 @@ impl Raid10 {
     /// followed by its far copies). Within a chunk each copy continues on its member, so a
     /// range inside one chunk is one contiguous range on each copy's member.
     pub fn map(&self, sector: u64) -> Copies {
-        let members = self.members as u64;
+        let members = nz64(self.members as u64);
         let chunk = sector >> self.chunk_shift;
         let in_chunk = sector & (self.chunk_sectors() - 1);
         // The chunk's first slot in the near layout's row-major stream.
         let slot = chunk.saturating_mul(self.layout.near() as u64);
-        // `members` is at least 2 (invariant), so neither division can panic.
-        let mut row = slot / members.max(1);
-        let dev = (slot % members.max(1)) as usize;
+        let mut row = slot / members;
+        let dev = (slot % members) as usize;
         if self.layout.offset() {
             row = row.saturating_mul(self.layout.far() as u64);
         }
@@ -391,14 +406,14 @@ impl Raid10 {
         if member >= self.members || rel >= self.member_sectors {
             return None;
         }
-        let far = self.layout.far() as u64;
+        let far = nz64(self.layout.far() as u64);
         let in_chunk = rel & (self.chunk_sectors() - 1);
         let (row, f) = if self.layout.offset() {
             let r = rel >> self.chunk_shift;
             (r / far, r % far)
         } else {
-            let f = rel / self.stride;
-            if f >= far {
+            let f = rel / nz64(self.stride);
+            if f >= far.get() {
                 return None;
             }
             ((rel - f * self.stride) >> self.chunk_shift, f)
@@ -408,7 +423,7 @@ impl Raid10 {
             d = self.prev_far(d);
         }
         let slot = row.checked_mul(self.members as u64)? + d as u64;
-        let chunk = slot / self.layout.near() as u64;
+        let chunk = slot / nz64(self.layout.near() as u64);
         let sector = (chunk << self.chunk_shift) + in_chunk;
         (sector < self.array_sectors).then_some(sector)
     }
@@ -419,7 +434,7 @@ impl Raid10 {
     pub fn survives(&self, in_sync: u64) -> bool {
         let near = self.layout.near();
         (0..self.members).all(|k| {
-            let first = (k * near) % self.members;
+            let first = (k * near) % nz(self.members);
             self.copy_members(first).any(|d| in_sync & (1 << d) != 0)
         })
     }
