@@ -313,8 +313,9 @@ impl Array {
     /// Media errors are counted on the member (md's `errors`); "not supported" and "would
     /// block" answers are not media errors and never fail a member. A RAID 1/10 read goes back
     /// to the worker, to be repaired and read elsewhere. A RAID 1/10 write error fails the
-    /// member, unless it holds the last in-sync copy of some data; then the array is broken. A flush error is logged; only RAID0, which has no other
-    /// copy, fails the flush (md logs flush errors and goes on).
+    /// member, unless it holds the last in-sync copy of some data; then the array is broken and
+    /// the write fails. A flush error is logged; only RAID0, which has no other copy, fails the
+    /// flush (md logs flush errors and goes on).
     fn piece_failed(bio: Bio<Piece>) {
         let to_worker = {
             let p = bio.ctx();
