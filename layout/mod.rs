@@ -8,6 +8,7 @@
 
 pub mod raid0;
 pub mod raid1;
+pub mod raid10;
 pub mod raid5;
 
 /// Why a geometry cannot be built.
@@ -19,6 +20,9 @@ pub enum GeometryError {
     Chunk,
     /// A member is too small to hold the data offset plus one chunk.
     MemberTooSmall,
+    /// A layout the level cannot place safely (RAID 10: fewer than 2 copies, or copies that
+    /// md's map would put on one member).
+    Layout,
 }
 
 /// The smallest chunk: 4 KiB.

@@ -6,6 +6,7 @@ use super::stat::Registry;
 use super::stripe::Stripes;
 use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use super::{Array, ArrayName, Level, Member};
+use crate::layout::raid10::{Raid10, Raid10Layout};
 use crate::layout::raid5::{Algorithm, Raid5};
 use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
 use crate::sys::disk::{Disk, Limits};
@@ -174,6 +175,15 @@ impl Control {
                 lim.disable_write_zeroes();
                 lim.set_partial_stripes_expensive();
             }
+            Level::Raid10(g) => {
+                // As md's: io_opt spans the members one row of chunks covers. No discard or
+                // write-zeroes (a range would go out per chunk and copy; see `raid10`).
+                let chunk = (g.chunk_sectors() << 9) as u32;
+                lim.set_io_min(chunk);
+                lim.set_io_opt(chunk.saturating_mul(g.stripe_members() as u32));
+                lim.disable_discard();
+                lim.disable_write_zeroes();
+            }
         }
         let stripes = match level {
             Level::Raid5(g) => Some(Stripes::new(g, self.wq).map_err(|e| {
@@ -298,6 +308,13 @@ impl<'a> CreateSpec<'a> {
                 0,
             )
             .map(Level::Raid5),
+            LevelKind::Raid10 => Raid10::new(
+                self.layout10.unwrap_or(Raid10Layout::N2),
+                sizes,
+                self.chunk_sectors,
+                0,
+            )
+            .map(Level::Raid10),
         };
         geo.map_err(|e| match e {
             GeometryError::MemberTooSmall => CtlError::new(
@@ -307,10 +324,15 @@ impl<'a> CreateSpec<'a> {
             ),
             GeometryError::MemberCount => CtlError::new(
                 EINVAL,
-                "create: member count (RAID 0/1/4/5: at least 2, RAID 6: at least 4, at most 64)",
+                "create: member count (RAID 0/1/4/5: at least 2, RAID 6: at least 4, RAID 10: at least its copies, at most 64)",
                 self.name_str(),
             ),
             GeometryError::Chunk => CtlError::new(EINVAL, "create: bad chunk", ""),
+            GeometryError::Layout => CtlError::new(
+                EINVAL,
+                "create: RAID 10 layout has under 2 copies or cannot place them on distinct members",
+                self.name_str(),
+            ),
         })
     }
 }

@@ -123,7 +123,7 @@ impl Array {
 
     /// As [`Array::send_clone`], for a write counted in the barrier range of `held`.
     #[expect(clippy::too_many_arguments)]
-    fn send_piece(
+    pub(super) fn send_piece(
         &self,
         src: &RqBio<Array>,
         kind: Kind,
@@ -246,6 +246,7 @@ impl Array {
                         }
                         // Mapped through the stripe cache (`raid5.rs`).
                         Level::Raid5(_) => return Err(BlkStatus::IOERR),
+                        Level::Raid10(g) => self.map_bio10(g, &src, write)?,
                     }
                 }
                 Ok(())
@@ -310,7 +311,8 @@ impl Array {
                     self.send_range(rq, op, m, g.map(start), len)?;
                 }
             }
-            Level::Raid5(_) => return Err(BlkStatus::NOTSUPP),
+            // Not offered (see `control`).
+            Level::Raid5(_) | Level::Raid10(_) => return Err(BlkStatus::NOTSUPP),
         }
         Ok(())
     }
@@ -355,10 +357,11 @@ impl Array {
     /// Handles a member bio that completed with an error; any context.
     ///
     /// Media errors are counted on the member (md's `errors`); "not supported" and "would
-    /// block" answers are not media errors and never fail a member. A RAID1 read goes back to
-    /// the worker, to be repaired and read elsewhere. A RAID1 write error fails the member,
-    /// unless it is the last in sync. A flush error is logged; only RAID0, which has no other
-    /// copy, fails the flush (md logs flush errors and goes on).
+    /// block" answers are not media errors and never fail a member. A RAID 1/10 read goes back
+    /// to the worker, to be repaired and read elsewhere. A RAID 1/10 write error fails the
+    /// member, unless it holds the last in-sync copy of some data; then the array is broken and
+    /// the write fails. A flush error is logged; only RAID0, which has no other copy, fails the
+    /// flush (md logs flush errors and goes on).
     fn piece_failed(bio: Bio<Piece>) {
         let to_worker = {
             let p = bio.ctx();
@@ -368,7 +371,7 @@ impl Array {
             if status.is_media_error() {
                 array.count_error(p.member, Some(status));
             }
-            let mirror = matches!(array.level, Level::Raid1(_));
+            let mirror = matches!(array.level, Level::Raid1(_) | Level::Raid10(_));
             let parity = matches!(array.level, Level::Raid5(_));
             match p.kind {
                 Kind::Read if mirror || parity => true,

@@ -291,7 +291,7 @@ impl Array {
         match &self.level {
             Level::Raid5(g) => g.data_offset(),
             Level::Raid1(g) => g.map(0),
-            Level::Raid0(_) => 0,
+            Level::Raid0(_) | Level::Raid10(_) => 0,
         }
     }
 }

@@ -10,13 +10,14 @@ pub mod engines;
 pub mod io;
 pub mod members;
 pub mod parse;
+pub mod raid10;
 pub mod raid5;
 pub mod repair;
 pub mod stat;
 pub mod stripe;
 pub mod sync;
 
-use crate::layout::{raid0::Raid0, raid1::Raid1, raid5::Raid5};
+use crate::layout::{raid0::Raid0, raid1::Raid1, raid10::Raid10, raid5::Raid5};
 use crate::sys::bio::BioSet;
 use crate::sys::member::Holder;
 use crate::sys::module_ref::ModuleRef;
@@ -66,6 +67,8 @@ pub enum Level {
     Raid1(Raid1),
     /// Striping with parity: RAID 4, 5 or 6.
     Raid5(Raid5),
+    /// Striped mirrors: md's near, far and offset copies.
+    Raid10(Raid10),
 }
 
 impl Level {
@@ -79,6 +82,7 @@ impl Level {
                 5 => "raid5",
                 _ => "raid6",
             },
+            Self::Raid10(_) => "raid10",
         }
     }
 
@@ -88,6 +92,7 @@ impl Level {
             Self::Raid0(g) => g.array_sectors(),
             Self::Raid1(g) => g.array_sectors(),
             Self::Raid5(g) => g.array_sectors(),
+            Self::Raid10(g) => g.array_sectors(),
         }
     }
 
@@ -97,6 +102,7 @@ impl Level {
             Self::Raid0(g) => g.member_sectors(),
             Self::Raid1(g) => g.member_sectors(),
             Self::Raid5(g) => g.member_sectors(),
+            Self::Raid10(g) => g.member_sectors(),
         }
     }
 
@@ -106,6 +112,7 @@ impl Level {
             Self::Raid0(g) => g.chunk_sectors(),
             Self::Raid1(_) => 0,
             Self::Raid5(g) => g.chunk_sectors(),
+            Self::Raid10(g) => g.chunk_sectors(),
         }
     }
 
@@ -115,16 +122,27 @@ impl Level {
     pub fn layout(&self) -> u32 {
         match self {
             Self::Raid5(g) if g.level() != 4 => g.algorithm().number(),
+            Self::Raid10(g) => g.layout().number(),
             _ => 0,
         }
     }
 
-    /// Members that may fail before data is lost.
+    /// Members that may fail before data is lost (RAID 10: in the worst case).
     pub fn redundancy(&self, members: usize) -> usize {
         match self {
             Self::Raid0(_) => 0,
             Self::Raid1(_) => members - 1,
             Self::Raid5(g) => g.parity(),
+            Self::Raid10(g) => g.copies() - 1,
+        }
+    }
+
+    /// Whether the array still holds all its data with only the members in `in_sync` (md's
+    /// `enough()`): on RAID 10 that depends on which members are left, elsewhere on how many.
+    pub fn survives(&self, in_sync: u64, members: usize) -> bool {
+        match self {
+            Self::Raid10(g) => g.survives(in_sync),
+            _ => members.saturating_sub(in_sync.count_ones() as usize) <= self.redundancy(members),
         }
     }
 }
@@ -312,7 +330,7 @@ impl Array {
     /// md's `array_state`.
     pub fn array_state(&self) -> &'static str {
         if self.broken.load(Ordering::Acquire)
-            || self.degraded() > self.level.redundancy(self.members.len())
+            || !self.level.survives(self.in_sync(), self.members.len())
         {
             "broken"
         } else if self.writes.load(Ordering::Acquire) > 0 {
@@ -324,8 +342,9 @@ impl Array {
 
     /// Marks member `slot` faulty.
     ///
-    /// Refused with `EBUSY` when the array would lose data: any RAID0 member, or the last
-    /// in-sync RAID1 member, as md refuses. On RAID 4/5/6 the member is failed even then, as
+    /// Refused with `EBUSY` when the array would lose data: any RAID0 member, the last
+    /// in-sync RAID1 member, or a RAID 10 member holding the last in-sync copy of some chunk,
+    /// as md refuses. On RAID 4/5/6 the member is failed even then, as
     /// md 6.12 does, and the array is broken; the answer is still `EBUSY`. Returns whether the
     /// member was in sync before.
     pub fn fail_member(&self, slot: usize) -> Result<bool> {
@@ -348,8 +367,7 @@ impl Array {
                 return Ok(false);
             }
             let left = cur & !bit;
-            let past = (self.members.len() - left.count_ones() as usize)
-                > self.level.redundancy(self.members.len());
+            let past = !self.level.survives(left, self.members.len());
             if past && !parity {
                 return Err(EBUSY);
             }

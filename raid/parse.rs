@@ -2,6 +2,7 @@
 
 use super::ArrayName;
 use crate::layout::check_chunk;
+use crate::layout::raid10::Raid10Layout;
 use crate::layout::raid5::Algorithm;
 use kernel::prelude::*;
 
@@ -45,6 +46,8 @@ pub enum LevelKind {
     Raid1,
     /// RAID 4, 5 or 6.
     Parity(u8),
+    /// RAID 10.
+    Raid10,
 }
 
 /// md's default chunk: 512 KiB.
@@ -62,10 +65,12 @@ pub struct CreateSpec<'a> {
     pub level: LevelKind,
     /// Chunk in sectors (ignored for RAID1).
     pub chunk_sectors: u64,
-    /// Members declared identical (RAID 1) or parity declared right (RAID 4/5/6).
+    /// Members declared identical (RAID 1/10) or parity declared right (RAID 4/5/6).
     pub assume_clean: bool,
     /// md's layout (RAID 4/5/6).
     pub layout: Option<Algorithm>,
+    /// md's layout (RAID 10).
+    pub layout10: Option<Raid10Layout>,
     /// KiB used on each member (md's `component_size`).
     pub size_kib: Option<u64>,
     /// Member device paths, in slot order.
@@ -147,7 +152,7 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let mut level = None;
     let mut chunk = None;
     let mut assume_clean = false;
-    let mut layout = None;
+    let mut layout_text = None;
     let mut size_kib = None;
     let mut paths = KVec::new();
     for w in words {
@@ -161,13 +166,14 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
                 "4" | "raid4" => LevelKind::Parity(4),
                 "5" | "raid5" => LevelKind::Parity(5),
                 "6" | "raid6" => LevelKind::Parity(6),
+                "10" | "raid10" => LevelKind::Raid10,
                 _ => return Err(CtlError::new(EINVAL, "create: unknown level", v)),
             });
         } else if let Some(v) = w.strip_prefix("layout=") {
-            if layout.is_some() {
+            if layout_text.is_some() {
                 return Err(CtlError::new(EINVAL, "create: layout given twice", w));
             }
-            layout = Some(parse_layout(v).map_err(|why| CtlError::new(EINVAL, why, v))?);
+            layout_text = Some(v);
         } else if let Some(v) = w.strip_prefix("size=") {
             if size_kib.is_some() {
                 return Err(CtlError::new(EINVAL, "create: size given twice", w));
@@ -201,18 +207,33 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         }
     }
     let level = level.ok_or(CtlError::new(EINVAL, "create: no level= given", first))?;
+    // The layout's spelling depends on the level, which may come after it.
+    let (mut layout, mut layout10) = (None, None);
+    match (level, layout_text) {
+        (_, None) => {}
+        (LevelKind::Parity(_), Some(v)) => {
+            layout = Some(parse_layout(v).map_err(|why| CtlError::new(EINVAL, why, v))?);
+        }
+        (LevelKind::Raid10, Some(v)) => {
+            layout10 = Some(Raid10Layout::parse(v).ok_or(CtlError::new(
+                EINVAL,
+                "create: unknown RAID 10 layout (n2, n3, f2, o2, ..., or md's number)",
+                v,
+            ))?);
+        }
+        (LevelKind::Raid0 | LevelKind::Raid1, Some(v)) => {
+            return Err(CtlError::new(
+                EINVAL,
+                "create: layout= is for RAID 4/5/6 and 10",
+                v,
+            ));
+        }
+    }
     match (level, layout) {
         (LevelKind::Parity(4), Some(a)) if a != Algorithm::ParityLast => {
             return Err(CtlError::new(
                 EINVAL,
                 "create: raid4 keeps parity on the last member (layout=parity-last)",
-                a.name(),
-            ));
-        }
-        (LevelKind::Raid0 | LevelKind::Raid1, Some(a)) => {
-            return Err(CtlError::new(
-                EINVAL,
-                "create: layout= is for RAID 4/5/6",
                 a.name(),
             ));
         }
@@ -232,6 +253,7 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         chunk_sectors: chunk.unwrap_or(DEFAULT_CHUNK_SECTORS),
         assume_clean,
         layout,
+        layout10,
         size_kib,
         paths,
     })

@@ -77,6 +77,9 @@ impl Array {
     /// A RAID1 read piece that failed: repair the member on a media error, then send the piece
     /// to an in-sync member it has not tried. Fails the request when none is left.
     pub(super) fn retry_read(&self, p: &Piece) {
+        if let Level::Raid10(g) = &self.level {
+            return self.retry_read10(g, p);
+        }
         let (Origin::Bio(src), Level::Raid1(g), Kind::Read) = (&p.origin, &self.level, p.kind)
         else {
             p.request().set_error(BlkStatus::IOERR);

@@ -75,7 +75,10 @@ impl ProcShow for Registry {
             list
         };
         let res = (|| -> fmt::Result {
-            writeln!(w, "Personalities : [raid0] [raid1] [raid4] [raid5] [raid6]")?;
+            writeln!(
+                w,
+                "Personalities : [raid0] [raid1] [raid4] [raid5] [raid6] [raid10]"
+            )?;
             for a in arrays.iter() {
                 a.mdstat(&mut w)?;
             }
@@ -123,6 +126,18 @@ impl Array {
                 self.slots_line(w)?;
             }
             Level::Raid1(_) => self.slots_line(w)?,
+            Level::Raid10(g) => {
+                let l = g.layout();
+                write!(w, " {}K chunks", g.chunk_sectors() / 2)?;
+                if l.near() > 1 {
+                    write!(w, " {} near-copies", l.near())?;
+                }
+                if l.far() > 1 {
+                    let kind = if l.offset() { "offset" } else { "far" };
+                    write!(w, " {} {}-copies", l.far(), kind)?;
+                }
+                self.slots_line(w)?;
+            }
         }
         self.progress_line(w)?;
         writeln!(w)

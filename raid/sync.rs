@@ -87,8 +87,10 @@ const BUCKET_SHIFT: u32 = 17;
 const BUCKETS: usize = 1024;
 /// md's RAID 1 compare unit, and its `mismatch_cnt` step: 64 KiB.
 pub(super) const BLOCK_SECTORS: u64 = 128;
-/// Most 64 KiB blocks in a window (1 MiB per member).
+/// Most compare blocks in a window (1 MiB per member).
 const MAX_BLOCKS: usize = 16;
+/// Most copies of a block a window reads (RAID 1 members are limited to this for check).
+const MAX_COPIES: usize = crate::layout::MAX_MEMBERS;
 /// Memory the thread reads at once, over all members: 1 MiB.
 const WINDOW_BYTES: usize = 1 << 20;
 /// The system limits (md's `dev.raid.speed_limit_min` and `_max`, KiB/s), which arrays follow
@@ -457,14 +459,17 @@ pub enum ActionError {
 /// come from.
 struct Window {
     rows: KVec<KVec<PageBuf>>,
-    /// Per 64 KiB block of the last compare: the members that differ from row 0.
+    /// Sectors per compare block: md's `mismatch_cnt` unit (RAID 1: 64 KiB; RAID 10: the
+    /// same, at most a chunk).
+    block: u64,
+    /// Per block of the last compare: the members that differ from row 0.
     bad: [u64; MAX_BLOCKS],
     set: Pin<KBox<BioSet<PageCtx>>>,
 }
 
 impl Window {
-    /// `rows` rows of `pages` pages each.
-    fn new(rows: usize, pages: usize) -> Result<Self> {
+    /// `rows` rows of `pages` pages each, compared in blocks of `block` sectors.
+    fn new(rows: usize, pages: usize, block: u64) -> Result<Self> {
         let mut v = KVec::with_capacity(rows, GFP_KERNEL)?;
         for _ in 0..rows {
             let mut row = KVec::with_capacity(pages, GFP_KERNEL)?;
@@ -475,6 +480,7 @@ impl Window {
         }
         Ok(Self {
             rows: v,
+            block,
             bad: [0; MAX_BLOCKS],
             set: KBox::pin_init(BioSet::new(4, true), GFP_KERNEL)?,
         })
@@ -485,6 +491,16 @@ impl Array {
     /// The sync state.
     pub fn sync(&self) -> &SyncState {
         &self.sync
+    }
+
+    /// The space the sync thread walks: member sectors, but array sectors on RAID 10, whose
+    /// windows go chunk by chunk through the forward map (md walks member space there when it
+    /// recovers; the data written is the same).
+    fn sync_sectors(&self) -> u64 {
+        match &self.level {
+            Level::Raid10(g) => g.array_sectors(),
+            l => l.member_sectors(),
+        }
     }
 
     /// Why `action` cannot run now, if so. Resync, check and repair compare or copy between
@@ -499,7 +515,9 @@ impl Array {
             (Action::Recover, _) if sync == 0 => Some("no member in sync"),
             (Action::Recover, _) => None,
             (_, Level::Raid1(_)) if sync < 2 => Some("fewer than two members in sync"),
-            (_, Level::Raid5(_)) if self.degraded() > 0 => Some("the array is degraded"),
+            (_, Level::Raid5(_) | Level::Raid10(_)) if self.degraded() > 0 => {
+                Some("the array is degraded")
+            }
             _ => None,
         }
     }
@@ -572,19 +590,31 @@ impl Array {
         match (&self.level, self.stripes()) {
             // Two scratch pages for the parity read; the stripe heads hold the data. Eight
             // windows at once, within one barrier bucket (both are powers of two).
-            (Level::Raid5(_), Some(st)) => Ok((Window::new(1, 2)?, st.window_sectors() * 8)),
+            (Level::Raid5(_), Some(st)) => Ok((Window::new(1, 2, 0)?, st.window_sectors() * 8)),
             _ => {
+                let (copies, chunk) = match &self.level {
+                    Level::Raid10(g) => (g.copies(), g.chunk_sectors()),
+                    _ => (self.members.len(), u64::MAX),
+                };
                 let rows = match action {
                     Action::Resync | Action::Recover => 1,
-                    _ => self.members.len(),
+                    _ => copies,
                 };
-                // 1 MiB over all rows, whole 64 KiB blocks, at most MAX_BLOCKS per row.
-                let block_pages = BLOCK_SECTORS as usize * 512 / PAGE_BYTES;
-                let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1))
-                    .clamp(block_pages, MAX_BLOCKS * block_pages)
+                // md's compare unit; windows never cross a RAID 10 chunk, whose copies each
+                // lie in one piece on their members.
+                let block = BLOCK_SECTORS.min(chunk);
+                let block_pages = (block as usize * 512).div_ceil(PAGE_BYTES).max(1);
+                let max_pages = (chunk.min(MAX_BLOCKS as u64 * block) as usize * 512)
+                    .div_ceil(PAGE_BYTES)
+                    .max(1);
+                // 1 MiB over all rows, whole blocks.
+                let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1)).clamp(block_pages, max_pages)
                     / block_pages
                     * block_pages;
-                Ok((Window::new(rows, pages)?, (pages * PAGE_BYTES / 512) as u64))
+                Ok((
+                    Window::new(rows, pages, block)?,
+                    (pages * PAGE_BYTES / 512) as u64,
+                ))
             }
         }
     }
@@ -705,7 +735,7 @@ impl Array {
 
     /// One job over the whole member space.
     fn run_job(&self, action: Action) {
-        let total = self.level.member_sectors();
+        let total = self.sync_sectors();
         let start = match action {
             Action::Resync => self.sync.c.resync_point.load(Ordering::Acquire).min(total),
             Action::Recover => self
@@ -832,38 +862,64 @@ impl Array {
         }
     }
 
-    /// Syncs member sectors `[pos, pos + n)`, inside one raised bucket.
+    /// Syncs `[pos, pos + n)` of the sync space ([`Array::sync_sectors`]), inside one raised
+    /// bucket.
     fn sync_window(&self, action: Action, pos: u64, n: u64, win: &mut Window) {
-        match (&self.level, self.stripes()) {
-            (Level::Raid1(g), _) => self.raid1_window(action, g.map(pos), n, win),
+        let mut copies = [(0usize, 0u64); MAX_COPIES];
+        let k = match (&self.level, self.stripes()) {
+            (Level::Raid1(g), _) => {
+                let at = g.map(pos);
+                for (m, c) in copies.iter_mut().enumerate().take(self.members.len()) {
+                    *c = (m, at);
+                }
+                self.members.len().min(MAX_COPIES)
+            }
+            (Level::Raid10(g), _) => {
+                let mut k = 0;
+                for (slot, r) in copies.iter_mut().zip(g.map(pos)) {
+                    *slot = (r.member, r.sector);
+                    k += 1;
+                }
+                k
+            }
             (Level::Raid5(_), Some(st)) => {
                 if let Some(scratch) = win.rows.first_mut() {
                     st.sync_range(self, action, pos, n, scratch);
                 }
+                return;
             }
-            _ => {}
-        }
+            _ => return,
+        };
+        self.copies_window(action, copies.get(..k).unwrap_or(&[]), n, win);
     }
 
-    /// RAID 1: a resync reads the first in-sync member and writes the others; check and
-    /// repair read every in-sync member and compare each 64 KiB block with the first.
-    /// `sector` is the member sector of the window's start.
-    fn raid1_window(&self, action: Action, sector: u64, n: u64, win: &mut Window) {
+    /// Mirrors (RAID 1 members, RAID 10 copies of a chunk), `copies` being each copy's member
+    /// and member sector: a resync reads the first in-sync copy and writes the others, a
+    /// recovery writes it to the copies being rebuilt; check and repair read every in-sync
+    /// copy and compare each block with the first.
+    fn copies_window(&self, action: Action, copies: &[(usize, u64)], n: u64, win: &mut Window) {
         let pages = (n as usize * 512).div_ceil(PAGE_BYTES);
+        let copy = matches!(action, Action::Resync | Action::Recover);
         loop {
             let sync = self.in_sync();
-            let Some(first) = bits(sync).next() else {
+            let mut live = [(0usize, 0u64); MAX_COPIES];
+            let mut k = 0;
+            for &c in copies.iter().filter(|c| sync & (1 << c.0) != 0) {
+                if let Some(slot) = live.get_mut(k) {
+                    *slot = c;
+                    k += 1;
+                }
+            }
+            let live = live.get(..k).unwrap_or(&[]);
+            let Some(&first) = live.first() else {
                 return;
             };
-            let copy = matches!(action, Action::Resync | Action::Recover);
-            let readers = if copy { 1u64 << first } else { sync };
-            let failed = self.sync_io(win, readers, sector, pages, false, |m| {
-                if copy {
-                    0
-                } else {
-                    bits(sync).position(|x| x == m).unwrap_or(0)
-                }
-            });
+            let readers = if copy {
+                core::slice::from_ref(&first)
+            } else {
+                live
+            };
+            let failed = self.sync_io(win, readers, 0, pages, false, |i| if copy { 0 } else { i });
             if failed != 0 {
                 // A member that cannot be read fails; the window is read again without it.
                 for m in bits(failed) {
@@ -874,23 +930,34 @@ impl Array {
                 }
                 continue;
             }
-            let targets = match action {
-                Action::Resync => sync & !(1 << first),
-                Action::Recover => self.sync.recovering() & !sync,
+            let failed = match action {
+                Action::Resync => {
+                    let others = live.get(1..).unwrap_or(&[]);
+                    self.sync_io(win, others, 0, pages, true, |_| 0)
+                }
+                Action::Recover => {
+                    let rec = self.sync.recovering() & !sync;
+                    let mut t = [(0usize, 0u64); MAX_COPIES];
+                    let mut j = 0;
+                    for &c in copies.iter().filter(|c| rec & (1 << c.0) != 0) {
+                        if let Some(slot) = t.get_mut(j) {
+                            *slot = c;
+                            j += 1;
+                        }
+                    }
+                    self.sync_io(win, t.get(..j).unwrap_or(&[]), 0, pages, true, |_| 0)
+                }
                 Action::Check => {
-                    self.compare_blocks(sync, n, win);
+                    self.compare_blocks(live, n, win);
                     0
                 }
-                Action::Repair => self.compare_blocks(sync, n, win),
-            };
-            if targets == 0 {
-                return;
-            }
-            // Writes go out from row 0, the first member's data, block by block for repair.
-            let failed = if copy {
-                self.sync_io(win, targets, sector, pages, true, |_| 0)
-            } else {
-                self.repair_blocks(sector, n, win)
+                Action::Repair => {
+                    if self.compare_blocks(live, n, win) != 0 {
+                        self.repair_blocks(live, n, win)
+                    } else {
+                        0
+                    }
+                }
             };
             for m in bits(failed) {
                 self.count_error(m, None);
@@ -900,23 +967,25 @@ impl Array {
         }
     }
 
-    /// Compares each 64 KiB block of every row with row 0, counts the mismatching blocks
-    /// sectors (md's `mismatch_cnt`) and records per block the members that differ in
-    /// `win.bad`. Returns the members that differ anywhere.
-    fn compare_blocks(&self, sync: u64, n: u64, win: &mut Window) -> u64 {
-        let block_pages = BLOCK_SECTORS as usize * 512 / PAGE_BYTES;
+    /// Compares each block of the rows of `live` (row `i` holds copy `i`) with row 0, counts
+    /// the mismatching blocks' sectors (md's `mismatch_cnt`) and records per block the members
+    /// that differ in `win.bad`. Returns the members that differ anywhere.
+    fn compare_blocks(&self, live: &[(usize, u64)], n: u64, win: &mut Window) -> u64 {
+        let block = win.block;
+        let block_pages = (block as usize * 512).div_ceil(PAGE_BYTES);
         win.bad = [0; MAX_BLOCKS];
         let mut all = 0u64;
         let mut off = 0u64;
+        let mut i = 0;
         while off < n {
-            let len = BLOCK_SECTORS.min(n - off);
+            let len = block.min(n - off);
             let first = off as usize * 512 / PAGE_BYTES;
             let pages = first..first + (len as usize * 512).div_ceil(PAGE_BYTES);
             let Some(base) = win.rows.first().and_then(|r| r.get(pages.clone())) else {
                 break;
             };
             let mut bad = 0u64;
-            for (row, m) in bits(sync).enumerate().skip(1) {
+            for (row, &(m, _)) in live.iter().enumerate().skip(1) {
                 let Some(other) = win.rows.get(row).and_then(|r| r.get(pages.clone())) else {
                     continue;
                 };
@@ -928,52 +997,49 @@ impl Array {
                 self.sync.c.mismatches.fetch_add(len, Ordering::Relaxed);
             }
             all |= bad;
-            if let Some(b) = win.bad.get_mut((off / BLOCK_SECTORS) as usize) {
+            if let Some(b) = win.bad.get_mut(i) {
                 *b = bad;
             }
-            off += block_pages as u64 * 8;
+            i += 1;
+            off += (block_pages * PAGE_BYTES / 512) as u64;
         }
         all
     }
 
     /// Repair: rewrites each mismatching block of the window from row 0. Returns the members
     /// whose rewrite failed.
-    fn repair_blocks(&self, sector: u64, n: u64, win: &Window) -> u64 {
+    fn repair_blocks(&self, live: &[(usize, u64)], n: u64, win: &Window) -> u64 {
+        let block = win.block;
         let mut failed = 0;
         for (i, &bad) in win.bad.iter().enumerate() {
-            let off = i as u64 * BLOCK_SECTORS;
+            let off = i as u64 * block;
             if bad == 0 || off >= n {
                 continue;
             }
-            let len = BLOCK_SECTORS.min(n - off);
+            let len = block.min(n - off);
             let first = off as usize * 512 / PAGE_BYTES;
             let pages = (len as usize * 512).div_ceil(PAGE_BYTES);
-            failed |= self.sync_io_at(win, bad, sector + off, first, pages, true, |_| 0);
+            let mut t = [(0usize, 0u64); MAX_COPIES];
+            let mut j = 0;
+            for &c in live.iter().filter(|c| bad & (1 << c.0) != 0) {
+                if let Some(slot) = t.get_mut(j) {
+                    *slot = (c.0, c.1 + off);
+                    j += 1;
+                }
+            }
+            let targets = t.get(..j).unwrap_or(&[]);
+            failed |= self.sync_io(win, targets, first, pages, true, |_| 0);
         }
         failed
     }
 
-    /// Reads (or writes) the first `pages` pages of a window row to or from every member in
-    /// `members` at `sector`; `row(m)` is member `m`'s row. Returns the members that failed.
+    /// Reads (or writes) pages `[first, first + pages)` of a window row to or from each copy
+    /// in `copies` (member, member sector); `row(i)` is copy `i`'s row. Returns the members
+    /// whose I/O failed.
     fn sync_io(
         &self,
         win: &Window,
-        members: u64,
-        sector: u64,
-        pages: usize,
-        write: bool,
-        row: impl Fn(usize) -> usize,
-    ) -> u64 {
-        self.sync_io_at(win, members, sector, 0, pages, write, row)
-    }
-
-    /// As [`Array::sync_io`], from page `first` of the rows.
-    #[expect(clippy::too_many_arguments)]
-    fn sync_io_at(
-        &self,
-        win: &Window,
-        members: u64,
-        sector: u64,
+        copies: &[(usize, u64)],
         first: usize,
         pages: usize,
         write: bool,
@@ -981,8 +1047,8 @@ impl Array {
     ) -> u64 {
         let mut lost = 0u64;
         let failed = PageIo::batch(|io| {
-            for m in bits(members) {
-                let (Some(dev), Some(r)) = (self.dev(m), win.rows.get(row(m))) else {
+            for (i, &(m, sector)) in copies.iter().enumerate() {
+                let (Some(dev), Some(r)) = (self.dev(m), win.rows.get(row(i))) else {
                     lost |= 1 << m;
                     continue;
                 };

@@ -59,14 +59,17 @@ md_check_zero() {
 	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
 }
 
-# expect_running NAME ACTION: the job runs and sync_completed says how far, out of 16 MiB.
+# expect_running NAME ACTION: the job runs and sync_completed says how far: out of a 16 MiB
+# member, or on RAID 10 out of the array's sectors.
 expect_running() {
-	local c
+	local c total
 	expect_attr "$1" sync_action "$2" || return 1
 	c=$(attr "$1" sync_completed)
+	total=$MSZ_SEC
+	[ "$(attr "$1" level)" = raid10 ] && total=$(($(dev_bytes "/dev/$1") / 512))
 	case $c in
-	*" / $MSZ_SEC") ;;
-	*) fail "sync_completed is '$c' during $2, expected 'N / $MSZ_SEC'"; return 1 ;;
+	*" / $total") ;;
+	*) fail "sync_completed is '$c' during $2, expected 'N / $total'"; return 1 ;;
 	esac
 }
 
@@ -325,12 +328,16 @@ sync_bad_input() {
 	rm_array rraid0
 }
 
-# p_md LEVEL: md's superblock (1.0, at the end) over the 4 disks, data in their first 16 MiB,
-# then md stopped: md_asm later reads what rraid left there.
+# p_md LEVEL [LAYOUT]: md's superblock (1.0, at the end) over the 4 disks, data in their first
+# 16 MiB, then md stopped: md_asm later reads what rraid left there.
 p_md() {
-	modprobe raid456 || { fail "modprobe raid456"; return 1; }
+	if [ "$1" = 10 ]; then
+		modprobe raid10 || { fail "modprobe raid10"; return 1; }
+	else
+		modprobe raid456 || { fail "modprobe raid456"; return 1; }
+	fi
 	mdadm --create /dev/md0 --run --assume-clean --metadata=1.0 --bitmap=none --level="$1" \
-		--chunk=64 --raid-devices=4 --size=$((MSZ_MB * 1024)) $DISKS </dev/null ||
+		${2:+--layout=$2} --chunk=64 --raid-devices=4 --size=$((MSZ_MB * 1024)) $DISKS </dev/null ||
 		{ fail "mdadm --create level $1"; return 1; }
 	md_stop /dev/md0
 }
@@ -355,17 +362,18 @@ p_md_agrees() {
 	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
 }
 
-# sync_parity_resync LEVEL: RAID 5 or 6 over members of random bytes, without assume-clean:
-# fio verify runs while the resync does (writes beyond its point reconstruct parity); then
-# rraid's check finds 0, and md over the same members reads the same bytes and finds 0.
+# sync_parity_resync LEVEL [LAYOUT]: RAID 5, 6 or 10 over members of random bytes, without
+# assume-clean: fio verify runs while the resync does (RAID 5/6 writes beyond its point
+# reconstruct parity); then rraid's check finds 0, and md over the same members reads the same
+# bytes and finds 0.
 sync_parity_resync() {
-	p_md "$1" || return 1
+	p_md "$1" "$2" || return 1
 	for d in $DISKS; do
 		dd if=/dev/urandom of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null ||
 			{ fail "random fill of $d"; return 1; }
 	done
 	speed_sys 1000 4096 || return 1
-	mk rraid0 "level=$1 chunk=64K size=$((MSZ_MB * 1024))" $DISKS || return 1
+	mk rraid0 "level=$1 ${2:+layout=$2} chunk=64K size=$((MSZ_MB * 1024))" $DISKS || return 1
 	expect_running rraid0 resync || return 1
 	fio_verify /dev/rraid0 --runtime=3 --time_based=0 --size=8M --offset=16M || return 1
 	note "after fio: $(attr rraid0 sync_completed)"
@@ -380,22 +388,24 @@ sync_parity_resync() {
 	p_md_agrees "$want" "$bytes"
 }
 
-# sync_parity_check_repair LEVEL: one 4 KiB block corrupted on one member: check counts md's 8
-# sectors, repair rewrites parity, the next check finds 0, and md agrees.
+# sync_parity_check_repair LEVEL COUNT [LAYOUT]: one 4 KiB block corrupted on one member: check
+# counts md's COUNT sectors (RAID 5/6: 8, one stripe head; RAID 10: 128, one 64 KiB block),
+# repair rewrites parity or the copy, the next check finds 0, and md agrees.
 sync_parity_check_repair() {
-	p_md "$1" || return 1
+	p_md "$1" "$3" || return 1
 	for d in $DISKS; do
 		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
 	done
-	mk rraid0 "level=$1 chunk=64K size=$((MSZ_MB * 1024)) assume-clean" $DISKS || return 1
+	spec="level=$1 ${3:+layout=$3} chunk=64K size=$((MSZ_MB * 1024)) assume-clean"
+	mk rraid0 "$spec" $DISKS || return 1
 	fio_fill /dev/rraid0 --size=16M || return 1
 	rm_array rraid0 || return 1
 	corrupt "$(nth 2 $DISKS)" 1283 || return 1
-	mk rraid0 "level=$1 chunk=64K size=$((MSZ_MB * 1024)) assume-clean" $DISKS || return 1
+	mk rraid0 "$spec" $DISKS || return 1
 	run_action rraid0 check || return 1
-	expect_attr rraid0 mismatch_cnt 8 || return 1
+	expect_attr rraid0 mismatch_cnt "$2" || return 1
 	run_action rraid0 repair || return 1
-	expect_attr rraid0 mismatch_cnt 8 || return 1
+	expect_attr rraid0 mismatch_cnt "$2" || return 1
 	run_action rraid0 check || return 1
 	expect_attr rraid0 mismatch_cnt 0 || return 1
 	bytes=$(dev_bytes /dev/rraid0)
@@ -474,7 +484,7 @@ sync_rebuild() {
 	lvl=${spec%% *}
 	grep -q "^rraid0 : active raid${lvl#level=} " /proc/rraidstat ||
 		{ fail "/proc/rraidstat has no 'rraid0 : active' line for the array"; return 1; }
-	grep -qE '^      \[=*>\.*\]  recovery = *[0-9]+\.[0-9]% \([0-9]+/16384\) finish=[0-9]+\.[0-9]min speed=[0-9]+K/sec$' /proc/rraidstat ||
+	grep -qE '^      \[=*>\.*\]  recovery = *[0-9]+\.[0-9]% \([0-9]+/[0-9]+\) finish=[0-9]+\.[0-9]min speed=[0-9]+K/sec$' /proc/rraidstat ||
 		{ fail "/proc/rraidstat has no md-style progress line for the recovery"; return 1; }
 	grep -qE " $(kname "$(nth 2 $m)")\[[0-9]+\]\(F\)" /proc/rraidstat ||
 		{ fail "/proc/rraidstat does not flag the failed member (F)"; return 1; }
@@ -510,7 +520,7 @@ sync_rebuild() {
 	# Other members fail: the rebuilt ones carry the data now.
 	# RAID 1: every original member goes; RAID 5/6: as many as the array tolerates.
 	others=$(echo $m | tr ' ' '\n' | grep -v -x -F "$(echo $gone | tr ' ' '\n')")
-	case $spec in level=1*) ;; *) others=$(first "$nf" $others) ;; esac
+	case $spec in "level=1" | "level=1 "*) ;; *) others=$(first "$nf" $others) ;; esac
 	for d in $others; do fail_dev rraid0 "$d" || return 1; done
 	echo 3 >/proc/sys/vm/drop_caches
 	(cd "$T_MNT" && sha256sum -c "$T_DIR/sums" >/dev/null) || { fail "files differ after the rebuilt members took over"; return 1; }
@@ -635,10 +645,15 @@ t_run sync-raid6-faults-under-fio sync_faults "level=6 chunk=64K" error sysfs
 t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
 t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
 t_run sync-raid6-rebuild-two-spares sync_rebuild "level=6 chunk=64K" 2
+t_run sync-raid10-n2-rebuild-onto-spare sync_rebuild "level=10 layout=n2 chunk=64K" 1
+t_run sync-raid10-f2-rebuild-onto-spare sync_rebuild "level=10 layout=f2 chunk=64K" 1
 t_run sync-raid5-resync-under-fio sync_parity_resync 5
 t_run sync-raid6-resync-under-fio sync_parity_resync 6
-t_run sync-raid5-check-repair sync_parity_check_repair 5
-t_run sync-raid6-check-repair sync_parity_check_repair 6
+t_run sync-raid10-n2-resync-under-fio sync_parity_resync 10 n2
+t_run sync-raid10-f2-resync-under-fio sync_parity_resync 10 f2
+t_run sync-raid5-check-repair sync_parity_check_repair 5 8
+t_run sync-raid6-check-repair sync_parity_check_repair 6 8
+t_run sync-raid10-o2-check-repair sync_parity_check_repair 10 128 o2
 t_run sync-raid1-resync-reads-agree sync_resync
 t_run sync-raid1-resync-under-fio sync_resync_fio
 t_run sync-raid1-n2-check-repair sync_check_repair 2

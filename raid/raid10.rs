@@ -1,0 +1,156 @@
+//! RAID 10 requests: md's striped mirrors.
+//!
+//! A request's bio is cut at chunk boundaries; within a chunk every copy is one contiguous
+//! range on its member (`layout::raid10`), so each piece becomes one clone per copy for a
+//! write and one clone for a read, and no data is copied. Writes go to every in-sync copy;
+//! reads go to one in-sync copy, chosen as RAID 1 chooses a member ([`Array::choose_read10`]).
+//! A read that fails comes back through the worker ([`Array::retry_read10`]): on a media error
+//! the member is repaired from another copy (`repair::fix_read_error`), then the piece is read
+//! from a copy it has not tried. A write error fails the member, or, when it holds the last
+//! in-sync copy of some chunk, breaks the array (`io::piece_failed`); a broken array refuses
+//! writes with `EIO`, as md refuses them once it is `MD_BROKEN`.
+//!
+//! Discard and write-zeroes are not offered: a range maps to one piece per chunk and copy,
+//! not one range per member, and md splits them by stripe in a path of its own.
+
+use super::io::{Kind, Origin, Piece};
+use super::Array;
+use crate::layout::raid10::{Raid10, Replica};
+use crate::sys::disk::DeferredBio;
+use crate::sys::request::RqBio;
+use crate::sys::BlkStatus;
+use core::num::NonZeroU64;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+
+impl Array {
+    /// Maps one bio of a read or write request onto the copies.
+    pub(super) fn map_bio10(
+        &self,
+        g: &Raid10,
+        src: &RqBio<Array>,
+        write: bool,
+    ) -> Result<(), BlkStatus> {
+        if write && self.is_broken() {
+            return Err(BlkStatus::IOERR);
+        }
+        let chunk = g.chunk_sectors();
+        let end = src.sector() + src.sectors();
+        let mut s = src.sector();
+        let mut skip = 0;
+        // Writes wait while the sync thread works on their part of the array (its windows are
+        // in array sectors on RAID 10), and count until their copies are written.
+        let entered = write.then(|| self.sync().barrier().enter(src.sector(), src.sectors()));
+        while s < end {
+            let n = (end - s).min(chunk - (s & (chunk - 1)));
+            if write {
+                // Members being recovered take writes behind the recovery.
+                let sync = self.in_sync() | self.sync().recovered_below(s + 1);
+                let mut sent = false;
+                for c in g.map(s).filter(|c| sync & (1 << c.member) != 0) {
+                    self.send_piece(
+                        src,
+                        Kind::Write,
+                        c.member,
+                        c.sector,
+                        skip,
+                        n,
+                        0,
+                        entered.as_ref(),
+                    )?;
+                    sent = true;
+                }
+                if !sent {
+                    return Err(BlkStatus::IOERR);
+                }
+            } else {
+                let c = self.choose_read10(g, s, n).ok_or(BlkStatus::IOERR)?;
+                self.send_clone(src, Kind::Read, c.member, c.sector, skip, n, 1 << c.member)?;
+            }
+            s += n;
+            skip += n;
+        }
+        Ok(())
+    }
+
+    /// Picks the copy a read of `[sector, sector + len)` (inside one chunk) goes to.
+    ///
+    /// As RAID 1's `choose_read`: where the copies are not resynced yet, the first in-sync copy
+    /// in md's order (a reader never gets two answers); otherwise the
+    /// copy whose member's sequential stream this read continues, else the copy whose member
+    /// has the fewest bios in flight, ties going round the copies by the read's 1 MiB region.
+    fn choose_read10(&self, g: &Raid10, sector: u64, len: u64) -> Option<Replica> {
+        let sync = self.in_sync();
+        let in_sync = |c: &Replica| sync & (1 << c.member) != 0;
+        let first = g.map(sector).find(in_sync)?;
+        if !self.sync().clean_below(sector + len) {
+            return Some(first);
+        }
+        let copies = NonZeroU64::new(g.copies() as u64).unwrap_or(NonZeroU64::MIN);
+        let start = ((sector >> 11) % copies) as usize;
+        let mut best = first;
+        let mut best_load = u32::MAX;
+        let rotated = Iterator::chain(g.map(sector).skip(start), g.map(sector).take(start));
+        for c in rotated.filter(in_sync) {
+            let member = self.members.get(c.member)?;
+            if member.next_seq.load(Ordering::Relaxed) == c.sector {
+                best = c;
+                break;
+            }
+            let load = member.dev.load();
+            if load < best_load {
+                best = c;
+                best_load = load;
+            }
+        }
+        self.members
+            .get(best.member)?
+            .next_seq
+            .store(best.sector + len, Ordering::Relaxed);
+        Some(best)
+    }
+
+    /// A RAID 10 read piece that failed: on a media error the member's blocks are rewritten
+    /// from another in-sync copy and read back, then the piece goes to an in-sync copy it has
+    /// not tried. Fails the request when none is left.
+    pub(super) fn retry_read10(&self, g: &Raid10, p: &Piece) {
+        let (Origin::Bio(src), Kind::Read) = (&p.origin, p.kind) else {
+            p.request().set_error(BlkStatus::IOERR);
+            return;
+        };
+        let start = src.sector() + p.offset;
+        let bad = g.map(start).find(|c| c.member == p.member);
+        if let (true, Some(bad)) = (p.status.is_media_error(), bad) {
+            let others = self.in_sync() & !(1 << p.member);
+            self.fix_read_error(p.member, bad.sector, p.len, |page, s, bytes| {
+                // The same offset into the piece, on another copy.
+                let delta = s.saturating_sub(bad.sector);
+                g.map(start)
+                    .filter(|c| others & (1 << c.member) != 0)
+                    .filter_map(|c| Some((self.dev(c.member)?, c.sector + delta)))
+                    .any(|(d, cs)| d.sync_io(cs, page, bytes, false).is_ok())
+            });
+        }
+        let untried = self.in_sync() & !p.tried;
+        let Some(c) = g.map(start).find(|c| untried & (1 << c.member) != 0) else {
+            pr_err!(
+                "{}: read error at sector {} unrecoverable: no other in-sync copy\n",
+                self.name(),
+                start
+            );
+            p.request().set_error(p.status);
+            return;
+        };
+        if let Err(e) = self.send_clone(
+            src,
+            Kind::Read,
+            c.member,
+            c.sector,
+            p.offset,
+            p.len,
+            p.tried | 1 << c.member,
+        ) {
+            p.request().set_error(e);
+        }
+    }
+}
