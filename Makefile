@@ -7,7 +7,7 @@ T ?=
 DEBUG ?=
 export RRAID_FLAVOUR := $(if $(DEBUG),debug,normal)
 
-.PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity profile clippy fmt clean
+.PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity bench-rebuild profile clippy fmt clean
 
 all: module
 
@@ -53,6 +53,10 @@ bench-smoke: initramfs
 # Kernel CPU per 4K I/O and perf profiles, rraid against md, in one guest boot.
 profile: initramfs
 	@scripts/profile
+
+# Rebuild of one member onto a spare, rraid against md, idle and under load, in one guest boot.
+bench-rebuild: initramfs
+	@scripts/bench-rebuild
 
 bench-parity: setup
 	@scripts/bench-parity
