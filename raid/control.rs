@@ -221,6 +221,19 @@ impl Control {
                 _ => "",
             }
         );
+        if let Level::Raid0(g) = &level {
+            if g.zones() > 1 {
+                // Members of unequal size: the line above gives what each member holds in zone 0.
+                pr_info!(
+                    "{}: {} zones over members of unequal size, layout {} ({}), {} KiB in all\n",
+                    spec.name_str(),
+                    g.zones(),
+                    g.layout().name(),
+                    g.layout().number(),
+                    g.array_sectors() / 2
+                );
+            }
+        }
         Ok(())
     }
 
@@ -257,7 +270,9 @@ impl<'a> CreateSpec<'a> {
 
     fn geometry(&self, sizes: &[u64]) -> Result<Level, CtlError<'a>> {
         let geo = match self.level {
-            LevelKind::Raid0 => Raid0::new(sizes, self.chunk_sectors, 0).map(Level::Raid0),
+            LevelKind::Raid0 => {
+                Raid0::new(sizes, self.chunk_sectors, 0, self.raid0_layout).map(Level::Raid0)
+            }
             LevelKind::Raid1 => Raid1::new(sizes, 0).map(Level::Raid1),
             LevelKind::Parity(l) => Raid5::new(
                 l,

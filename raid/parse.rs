@@ -2,6 +2,7 @@
 
 use super::ArrayName;
 use crate::layout::check_chunk;
+use crate::layout::raid0::Raid0Layout;
 use crate::layout::raid5::Algorithm;
 use kernel::prelude::*;
 
@@ -66,6 +67,8 @@ pub struct CreateSpec<'a> {
     pub assume_clean: bool,
     /// md's layout (RAID 4/5/6).
     pub layout: Option<Algorithm>,
+    /// md's RAID 0 layout of the zones past the first (RAID 0).
+    pub raid0_layout: Raid0Layout,
     /// KiB used on each member (md's `component_size`).
     pub size_kib: Option<u64>,
     /// Member device paths, in slot order.
@@ -132,6 +135,10 @@ fn parse_layout(v: &str) -> Result<Algorithm, &'static str> {
     Err("create: unknown layout")
 }
 
+/// The RAID 0 layout when `layout=` is not given: md's original layout, as mdadm chooses for
+/// the arrays it creates (`RAID0_ORIG_LAYOUT`).
+const DEFAULT_RAID0_LAYOUT: Raid0Layout = Raid0Layout::Original;
+
 /// Parses `NAME [level=L] [layout=A] [chunk=C] [size=S] [assume-clean] DEVICE...`.
 pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let s = text(input)?;
@@ -167,7 +174,8 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
             if layout.is_some() {
                 return Err(CtlError::new(EINVAL, "create: layout given twice", w));
             }
-            layout = Some(parse_layout(v).map_err(|why| CtlError::new(EINVAL, why, v))?);
+            // Parsed once the level is known: RAID 0 and RAID 4/5/6 name theirs differently.
+            layout = Some(v);
         } else if let Some(v) = w.strip_prefix("size=") {
             if size_kib.is_some() {
                 return Err(CtlError::new(EINVAL, "create: size given twice", w));
@@ -201,18 +209,33 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         }
     }
     let level = level.ok_or(CtlError::new(EINVAL, "create: no level= given", first))?;
+    let mut raid0_layout = DEFAULT_RAID0_LAYOUT;
+    let layout = match (level, layout) {
+        (_, None) => None,
+        (LevelKind::Raid0, Some(v)) => {
+            raid0_layout = Raid0Layout::parse(v).ok_or(CtlError::new(
+                EINVAL,
+                "create: unknown RAID 0 layout (original, alternate, 1 or 2)",
+                v,
+            ))?;
+            None
+        }
+        (LevelKind::Raid1, Some(v)) => {
+            return Err(CtlError::new(
+                EINVAL,
+                "create: layout= is for RAID 0/4/5/6",
+                v,
+            ));
+        }
+        (LevelKind::Parity(_), Some(v)) => {
+            Some(parse_layout(v).map_err(|why| CtlError::new(EINVAL, why, v))?)
+        }
+    };
     match (level, layout) {
         (LevelKind::Parity(4), Some(a)) if a != Algorithm::ParityLast => {
             return Err(CtlError::new(
                 EINVAL,
                 "create: raid4 keeps parity on the last member (layout=parity-last)",
-                a.name(),
-            ));
-        }
-        (LevelKind::Raid0 | LevelKind::Raid1, Some(a)) => {
-            return Err(CtlError::new(
-                EINVAL,
-                "create: layout= is for RAID 4/5/6",
                 a.name(),
             ));
         }
@@ -239,6 +262,7 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         chunk_sectors: chunk.unwrap_or(DEFAULT_CHUNK_SECTORS),
         assume_clean,
         layout,
+        raid0_layout,
         size_kib,
         paths,
     })
