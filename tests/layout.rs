@@ -3,7 +3,8 @@
 //! The reference model walks the array one chunk at a time with no shortcuts; the engines must
 //! agree with it on random geometries and random ranges, and every forward map must invert.
 //! The RAID 4/5/6 maps are also checked against md itself: `data/md-raid456.txt` holds what
-//! Linux's md placed where, captured in the VM by `scripts/guest/md-vectors.sh`.
+//! Linux's md placed where, captured in the VM by `scripts/guest/md-vectors.sh`; RAID 0's zones
+//! likewise against `data/md-raid0.txt`, from `scripts/guest/md-raid0-vectors.sh`.
 
 use rraid_host_tests::layout::raid0::{Raid0, Raid0Layout};
 use rraid_host_tests::layout::raid1::Raid1;
@@ -231,6 +232,71 @@ fn raid0_md_hand_example() {
         alt.member_range(14 * 8 + 4, 16 * 8 + 1, 2),
         Some((4 * 8 + 4, 5 * 8 + 1))
     );
+}
+
+const MD_RAID0_VECTORS: &str = include_str!("data/md-raid0.txt");
+
+/// md's own zones: every member block md filled must be where rraid maps that array block, in
+/// both layouts, and the array sizes agree (`data/md-raid0.txt`, from
+/// `scripts/guest/md-raid0-vectors.sh`).
+#[test]
+fn raid0_matches_md_vectors() {
+    use std::collections::BTreeMap;
+    let mut geos: BTreeMap<u32, (u64, Vec<u64>)> = BTreeMap::new();
+    let (mut arrays, mut members) = (0, 0);
+    let mut multi_zone_differs = false;
+    for (no, line) in MD_RAID0_VECTORS.lines().enumerate() {
+        let at = format!("md-raid0.txt:{}: {line}", no + 1);
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| -> u64 { f[i].parse().unwrap_or_else(|_| panic!("{at}")) };
+        match f.first().copied() {
+            None | Some("#") => continue,
+            Some("geo") => {
+                let sizes = (3..f.len()).map(num).collect();
+                geos.insert(num(1) as u32, (num(2), sizes));
+                continue;
+            }
+            Some("md") | Some("member") => {}
+            Some(other) => panic!("{at}: unknown record {other}"),
+        }
+        let (chunk, sizes) = geos
+            .get(&(num(1) as u32))
+            .unwrap_or_else(|| panic!("{at}: geo"));
+        let layout = match num(2) {
+            1 => Raid0Layout::Original,
+            2 => Raid0Layout::Alternate,
+            _ => panic!("{at}: layout"),
+        };
+        let geo = Raid0::new(sizes, *chunk, 0, layout).unwrap();
+        if f[0] == "md" {
+            assert_eq!(geo.array_sectors(), num(3), "{at}");
+            // md's layout file reads -1 for `mdadm --build` arrays, whatever the zones.
+            assert_eq!(f[4], "-1", "{at}");
+            arrays += 1;
+            continue;
+        }
+        let m = num(3) as usize;
+        let blocks: Vec<u64> = (4..f.len()).map(num).collect();
+        // md filled the member's data area: its size rounded down to the chunk.
+        assert_eq!(blocks.len() as u64 * 8, geo.member_data_sectors(m), "{at}");
+        for (i, &b) in blocks.iter().enumerate() {
+            let ms = i as u64 * 8;
+            assert_eq!(geo.map(b * 8), (m, ms), "{at}: array block {b}");
+            assert_eq!(geo.map(b * 8 + 7), (m, ms + 7), "{at}: array block {b}");
+            assert_eq!(geo.unmap(m, ms), Some(b * 8), "{at}: member block {i}");
+            let other = match layout {
+                Raid0Layout::Original => Raid0Layout::Alternate,
+                Raid0Layout::Alternate => Raid0Layout::Original,
+            };
+            if Raid0::new(sizes, *chunk, 0, other).unwrap().map(b * 8) != (m, ms) {
+                multi_zone_differs = true;
+            }
+        }
+        members += 1;
+    }
+    assert_eq!(arrays, 2 * geos.len());
+    assert!(members >= 2 * 3 * geos.len());
+    assert!(multi_zone_differs, "the vectors tell the two layouts apart");
 }
 
 #[test]
