@@ -5,14 +5,14 @@
 //! room left, up to the next smallest size; and so on, one zone per distinct member size (md's
 //! `create_strip_zones`). Within a zone a member's data starts where it ended in the zone before
 //! (md's `dev_start`), the zone's members keep slot order, and the array size is the sum of the
-//! zones: every sector of every member is used. With all members of one size (or `size=` given)
-//! there is one zone.
+//! zones: every whole chunk of every member is used. With all members of one size (or `size=`
+//! given) there is one zone.
 //!
 //! In zone 0 chunks go round-robin from the first member. Later zones have two placements,
 //! md's versioned [`Raid0Layout`]s (md's `map_sector`): the original one numbers a chunk's
-//! member by the chunk's number in the whole array, the alternate one (what Linux 3.14 to 5.3
-//! did by mistake) by its number within the zone. They coincide when there is one zone, or one
-//! member past zone 0.
+//! member by the chunk's number in the whole array, the alternate one (the placement Linux 3.14
+//! brought in by mistake) by its number within the zone. They coincide when there is one zone,
+//! or one member past zone 0.
 //!
 //! Everything is arithmetic on a fixed table of at most [`MAX_MEMBERS`] zones: no allocation,
 //! no panics. A member's pieces of any array range are contiguous on that member, across zones
