@@ -164,26 +164,27 @@ impl Raid0 {
             return Err(GeometryError::MemberCount);
         }
         check_chunk(chunk_sectors)?;
-        let mut usable = [0u64; MAX_MEMBERS];
-        for (u, &size) in usable.iter_mut().zip(sizes) {
-            *u = size
+        let mask = !(chunk_sectors - 1);
+        for &size in sizes {
+            let usable = size
                 .checked_sub(data_offset)
                 .ok_or(GeometryError::MemberTooSmall)?
-                & !(chunk_sectors - 1);
-            if *u < chunk_sectors {
+                & mask;
+            if usable < chunk_sectors {
                 return Err(GeometryError::MemberTooSmall);
             }
         }
-        let usable = usable.get(..sizes.len()).unwrap_or(&[]);
+        // Checked above: no member is smaller than the data offset.
+        let usable = sizes.iter().map(|&s| s.saturating_sub(data_offset) & mask);
         let mut zones = [Zone::default(); MAX_MEMBERS];
         let mut nzones = 0;
         let (mut dev_start, mut end) = (0u64, 0u64);
         // One zone per distinct size, smallest first: md's `create_strip_zones`.
-        while let Some(dev_end) = usable.iter().copied().filter(|&u| u > dev_start).min() {
+        while let Some(dev_end) = usable.clone().filter(|&u| u > dev_start).min() {
             let members = usable
-                .iter()
+                .clone()
                 .enumerate()
-                .filter(|&(_, &u)| u >= dev_end)
+                .filter(|&(_, u)| u >= dev_end)
                 .fold(0u64, |bits, (i, _)| bits | 1 << i);
             let width = u64::from(members.count_ones());
             end = end.saturating_add((dev_end - dev_start).saturating_mul(width));
