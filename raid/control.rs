@@ -139,7 +139,7 @@ impl Control {
             .iter()
             .fold(0u32, |d, m| d.saturating_add(m.dev.nr_requests()))
             .clamp(1, MAX_QUEUE_DEPTH);
-        match level {
+        match &level {
             Level::Raid0(g) => {
                 let chunk = (g.chunk_sectors() << 9) as u32;
                 lim.set_io_min(chunk);
@@ -160,13 +160,14 @@ impl Control {
                 lim.set_partial_stripes_expensive();
             }
         }
-        let stripes = match level {
-            Level::Raid5(g) => Some(Stripes::new(g, self.wq).map_err(|e| {
+        let stripes = match &level {
+            Level::Raid5(g) => Some(Stripes::new(*g, self.wq).map_err(|e| {
                 CtlError::new(e, "create: no memory for the stripe cache", spec.name_str())
             })?),
             _ => None,
         };
         let nmembers = members.len();
+        let array_sectors = level.array_sectors();
         let array = Array::new(
             spec.name,
             level,
@@ -179,7 +180,7 @@ impl Control {
         let mut disk = Disk::add(
             spec.name_str(),
             lim,
-            level.array_sectors(),
+            array_sectors,
             array.clone(),
             depth,
             self.wq,
@@ -199,6 +200,19 @@ impl Control {
             let attrs = KBox::pin(MemberAttrs::new(array.clone(), slot), GFP_KERNEL)?;
             member_dirs.push(SysfsDir::new(&dir.as_parent(), &name, attrs)?, GFP_KERNEL)?;
         }
+        // What create logs, taken before the array moves into its entry.
+        let level = array.level();
+        let (level_name, member_kib) = (level.name(), level.member_sectors() / 2);
+        let note = match level {
+            Level::Raid1(_) if !spec.assume_clean => {
+                "; members not known to be in sync (no resync yet): reads use the first member only"
+            }
+            _ => "",
+        };
+        let zones = match level {
+            Level::Raid0(g) if g.zones() > 1 => Some((g.zones(), g.layout())),
+            _ => None,
+        };
         let entry = Entry {
             _member_dirs: member_dirs,
             _dir: dir,
@@ -212,27 +226,21 @@ impl Control {
         pr_info!(
             "{}: {} with {} members, {} KiB each{}\n",
             spec.name_str(),
-            level.name(),
+            level_name,
             nmembers,
-            level.member_sectors() / 2,
-            match level {
-                Level::Raid1(_) if !spec.assume_clean =>
-                    "; members not known to be in sync (no resync yet): reads use the first member only",
-                _ => "",
-            }
+            member_kib,
+            note
         );
-        if let Level::Raid0(g) = &level {
-            if g.zones() > 1 {
-                // Members of unequal size: the line above gives what each member holds in zone 0.
-                pr_info!(
-                    "{}: {} zones over members of unequal size, layout {} ({}), {} KiB in all\n",
-                    spec.name_str(),
-                    g.zones(),
-                    g.layout().name(),
-                    g.layout().number(),
-                    g.array_sectors() / 2
-                );
-            }
+        if let Some((n, layout)) = zones {
+            // Members of unequal size: the line above gives what each member holds in zone 0.
+            pr_info!(
+                "{}: {} zones over members of unequal size, layout {} ({}), {} KiB in all\n",
+                spec.name_str(),
+                n,
+                layout.name(),
+                layout.number(),
+                array_sectors / 2
+            );
         }
         Ok(())
     }
@@ -271,7 +279,13 @@ impl<'a> CreateSpec<'a> {
     fn geometry(&self, sizes: &[u64]) -> Result<Level, CtlError<'a>> {
         let geo = match self.level {
             LevelKind::Raid0 => {
-                Raid0::new(sizes, self.chunk_sectors, 0, self.raid0_layout).map(Level::Raid0)
+                // md's zone table (1.5 KiB) lives on the heap. Matching on a reference copies
+                // the geometry once, into the box; a moved Result costs more copies on this
+                // stack (measured: 6 KiB for the frame).
+                return match &Raid0::new(sizes, self.chunk_sectors, 0, self.raid0_layout) {
+                    Ok(g) => Ok(Level::Raid0(KBox::new(*g, GFP_KERNEL)?)),
+                    Err(e) => Err(self.geometry_error(*e)),
+                };
             }
             LevelKind::Raid1 => Raid1::new(sizes, 0).map(Level::Raid1),
             LevelKind::Parity(l) => Raid5::new(
@@ -284,7 +298,11 @@ impl<'a> CreateSpec<'a> {
             )
             .map(Level::Raid5),
         };
-        geo.map_err(|e| match e {
+        geo.map_err(|e| self.geometry_error(e))
+    }
+
+    fn geometry_error(&self, e: GeometryError) -> CtlError<'a> {
+        match e {
             GeometryError::MemberTooSmall => CtlError::new(
                 EINVAL,
                 "create: a member is smaller than one chunk",
@@ -296,7 +314,7 @@ impl<'a> CreateSpec<'a> {
                 self.name_str(),
             ),
             GeometryError::Chunk => CtlError::new(EINVAL, "create: bad chunk", ""),
-        })
+        }
     }
 }
 

@@ -53,10 +53,9 @@ impl ArrayName {
 }
 
 /// The RAID level and its geometry.
-#[derive(Clone, Copy)]
 pub enum Level {
-    /// Striping.
-    Raid0(Raid0),
+    /// Striping. md's zone table makes the geometry large, so it is boxed.
+    Raid0(KBox<Raid0>),
     /// Mirroring.
     Raid1(Raid1),
     /// Striping with parity: RAID 4, 5 or 6.
