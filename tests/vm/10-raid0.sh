@@ -256,6 +256,18 @@ z_discard() {
 	rm_array rraid0
 }
 
+# z_size: size= (md's component_size) cuts every member to it: one zone, whatever the layout.
+z_size() {
+	z_members || return 1
+	mk rraid0 "level=0 chunk=${Z_CK}K layout=alternate size=4000K" $ZM || return 1
+	expect_attr rraid0 component_size 4000 || return 1
+	expect_attr rraid0 layout -1 || return 1
+	size=$(dev_bytes /dev/rraid0)
+	[ "$size" -eq $((3 * 4000 * 1024)) ] || { fail "/dev/rraid0 is $size bytes, expected 3 x 4000 KiB"; return 1; }
+	dmesg | grep -q zones && { fail "create logged zones for one zone"; return 1; }
+	rm_array rraid0
+}
+
 # z_bad_layout: layouts md has no name for, or for the wrong level, are refused.
 z_bad_layout() {
 	set -- $DISKS
@@ -283,5 +295,6 @@ t_run raid0-zones-fio-original z_fio original
 t_run raid0-zones-fio-alternate z_fio 2
 t_run raid0-zones-discard-original z_discard 1
 t_run raid0-zones-discard-alternate z_discard alternate
+t_run raid0-zones-size-one-zone z_size
 t_run raid0-zones-bad-layout z_bad_layout
 t_summary
