@@ -154,7 +154,7 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let mut level = None;
     let mut chunk = None;
     let mut assume_clean = false;
-    let mut layout = None;
+    let mut layout_text = None;
     let mut size_kib = None;
     let mut paths = KVec::new();
     for w in words {
@@ -171,11 +171,10 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
                 _ => return Err(CtlError::new(EINVAL, "create: unknown level", v)),
             });
         } else if let Some(v) = w.strip_prefix("layout=") {
-            if layout.is_some() {
+            if layout_text.is_some() {
                 return Err(CtlError::new(EINVAL, "create: layout given twice", w));
             }
-            // Parsed once the level is known: RAID 0 and RAID 4/5/6 name theirs differently.
-            layout = Some(v);
+            layout_text = Some(v);
         } else if let Some(v) = w.strip_prefix("size=") {
             if size_kib.is_some() {
                 return Err(CtlError::new(EINVAL, "create: size given twice", w));
@@ -209,8 +208,9 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         }
     }
     let level = level.ok_or(CtlError::new(EINVAL, "create: no level= given", first))?;
+    // The layout's spelling depends on the level, which may come after it.
     let mut raid0_layout = DEFAULT_RAID0_LAYOUT;
-    let layout = match (level, layout) {
+    let layout = match (level, layout_text) {
         (_, None) => None,
         (LevelKind::Raid0, Some(v)) => {
             raid0_layout = Raid0Layout::parse(v).ok_or(CtlError::new(
