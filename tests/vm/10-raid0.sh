@@ -270,6 +270,7 @@ z_size() {
 
 # z_bad_layout: layouts md has no name for, or for the wrong level, are refused.
 z_bad_layout() {
+	rraid_load || return 1
 	set -- $DISKS
 	for line in "level=0 layout=foo" "level=0 layout=0" "level=0 layout=3" "level=0 layout=-1" \
 		"level=0 layout=dangerous" "level=0 layout=left-symmetric" "level=0 layout=" \
