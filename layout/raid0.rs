@@ -81,7 +81,7 @@ impl Zone {
     }
 }
 
-/// Where a zone lies, as the tests and the create message see it.
+/// Where a zone lies: its array sectors, its member sectors and its members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZoneInfo {
     /// First array sector.
