@@ -155,7 +155,7 @@ impl Control {
             .iter()
             .fold(0u32, |n, d| n.saturating_add(d.nr_requests()))
             .clamp(1, MAX_QUEUE_DEPTH);
-        match level {
+        match &level {
             Level::Raid0(g) => {
                 let chunk = (g.chunk_sectors() << 9) as u32;
                 lim.set_io_min(chunk);
@@ -185,8 +185,8 @@ impl Control {
                 lim.disable_write_zeroes();
             }
         }
-        let stripes = match level {
-            Level::Raid5(g) => Some(Stripes::new(g, self.wq).map_err(|e| {
+        let stripes = match &level {
+            Level::Raid5(g) => Some(Stripes::new(*g, self.wq).map_err(|e| {
                 CtlError::new(e, "create: no memory for the stripe cache", spec.name_str())
             })?),
             _ => None,
@@ -203,6 +203,7 @@ impl Control {
                 GFP_KERNEL,
             )?;
         }
+        let array_sectors = level.array_sectors();
         let array = Array::new(
             spec.name,
             level,
@@ -216,7 +217,7 @@ impl Control {
         let mut disk = Disk::add(
             spec.name_str(),
             lim,
-            level.array_sectors(),
+            array_sectors,
             array.clone(),
             depth,
             self.wq,
@@ -234,6 +235,10 @@ impl Control {
         )?;
         let dirs = array.add_dirs(dir.kobj_ref());
         self.registry.add(array.clone())?;
+        let zones = match array.level() {
+            Level::Raid0(g) if g.zones() > 1 => Some((g.zones(), g.layout())),
+            _ => None,
+        };
         let entry = Entry {
             _dir: dir,
             registry: self.registry.clone(),
@@ -249,10 +254,21 @@ impl Control {
         pr_info!(
             "{}: {} with {} members, {} KiB each\n",
             spec.name_str(),
-            level.name(),
+            array.level().name(),
             nmembers,
-            level.member_sectors() / 2,
+            array.level().member_sectors() / 2,
         );
+        if let Some((n, layout)) = zones {
+            // Members of unequal size: the line above gives what each member holds in zone 0.
+            pr_info!(
+                "{}: {} zones over members of unequal size, layout {} ({}), {} KiB in all\n",
+                spec.name_str(),
+                n,
+                layout.name(),
+                layout.number(),
+                array_sectors / 2
+            );
+        }
         // An array not declared clean starts its resync now.
         if let Err(e) = array.start_sync() {
             pr_err!(
@@ -297,7 +313,15 @@ impl<'a> CreateSpec<'a> {
 
     fn geometry(&self, sizes: &[u64]) -> Result<Level, CtlError<'a>> {
         let geo = match self.level {
-            LevelKind::Raid0 => Raid0::new(sizes, self.chunk_sectors, 0).map(Level::Raid0),
+            LevelKind::Raid0 => {
+                // md's zone table (1.5 KiB) lives on the heap. Matching on a reference copies
+                // the geometry once, into the box; a moved Result costs more copies on this
+                // stack (measured: 6 KiB for the frame).
+                return match &Raid0::new(sizes, self.chunk_sectors, 0, self.raid0_layout) {
+                    Ok(g) => Ok(Level::Raid0(KBox::new(*g, GFP_KERNEL)?)),
+                    Err(e) => Err(self.geometry_error(*e)),
+                };
+            }
             LevelKind::Raid1 => Raid1::new(sizes, 0).map(Level::Raid1),
             LevelKind::Parity(l) => Raid5::new(
                 l,
@@ -316,7 +340,11 @@ impl<'a> CreateSpec<'a> {
             )
             .map(Level::Raid10),
         };
-        geo.map_err(|e| match e {
+        geo.map_err(|e| self.geometry_error(e))
+    }
+
+    fn geometry_error(&self, e: GeometryError) -> CtlError<'a> {
+        match e {
             GeometryError::MemberTooSmall => CtlError::new(
                 EINVAL,
                 "create: a member is smaller than one chunk",
@@ -333,7 +361,7 @@ impl<'a> CreateSpec<'a> {
                 "create: RAID 10 layout has under 2 copies or cannot place them on distinct members",
                 self.name_str(),
             ),
-        })
+        }
     }
 }
 

@@ -59,10 +59,9 @@ impl ArrayName {
 }
 
 /// The RAID level and its geometry.
-#[derive(Clone, Copy)]
 pub enum Level {
-    /// Striping.
-    Raid0(Raid0),
+    /// Striping. md's zone table makes the geometry large, so it is boxed.
+    Raid0(KBox<Raid0>),
     /// Mirroring.
     Raid1(Raid1),
     /// Striping with parity: RAID 4, 5 or 6.
@@ -96,7 +95,8 @@ impl Level {
         }
     }
 
-    /// Sectors of each member in use.
+    /// Sectors of each member in use; on RAID 0 over unequal members, those every member
+    /// holds (the smallest member's, zone 0's share), as md's `component_size`.
     pub fn member_sectors(&self) -> u64 {
         match self {
             Self::Raid0(g) => g.member_sectors(),
@@ -118,11 +118,12 @@ impl Level {
 
     /// md's layout number (`layout`); 0 where md has none. RAID 4 shows 0 as md does for the
     /// RAID 4 arrays mdadm makes: md's RAID 4 keeps parity on the last member whatever the
-    /// number says.
-    pub fn layout(&self) -> u32 {
+    /// number says. RAID 0 shows its layout when it has several zones, and -1 as md with one.
+    pub fn layout(&self) -> i32 {
         match self {
-            Self::Raid5(g) if g.level() != 4 => g.algorithm().number(),
-            Self::Raid10(g) => g.layout().number(),
+            Self::Raid0(g) => g.md_layout(),
+            Self::Raid5(g) if g.level() != 4 => g.algorithm().number() as i32,
+            Self::Raid10(g) => g.layout().number() as i32,
             _ => 0,
         }
     }

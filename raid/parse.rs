@@ -2,6 +2,7 @@
 
 use super::ArrayName;
 use crate::layout::check_chunk;
+use crate::layout::raid0::Raid0Layout;
 use crate::layout::raid10::Raid10Layout;
 use crate::layout::raid5::Algorithm;
 use kernel::prelude::*;
@@ -71,6 +72,8 @@ pub struct CreateSpec<'a> {
     pub layout: Option<Algorithm>,
     /// md's layout (RAID 10).
     pub layout10: Option<Raid10Layout>,
+    /// md's RAID 0 layout of the zones past the first (RAID 0).
+    pub raid0_layout: Raid0Layout,
     /// KiB used on each member (md's `component_size`).
     pub size_kib: Option<u64>,
     /// Member device paths, in slot order.
@@ -136,6 +139,10 @@ fn parse_layout(v: &str) -> Result<Algorithm, &'static str> {
     }
     Err("create: unknown layout")
 }
+
+/// The RAID 0 layout when `layout=` is not given: md's original layout, as mdadm chooses for
+/// the arrays it creates (`RAID0_ORIG_LAYOUT`).
+const DEFAULT_RAID0_LAYOUT: Raid0Layout = Raid0Layout::Original;
 
 /// Parses `NAME [level=L] [layout=A] [chunk=C] [size=S] [assume-clean] DEVICE...`.
 pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
@@ -209,6 +216,7 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let level = level.ok_or(CtlError::new(EINVAL, "create: no level= given", first))?;
     // The layout's spelling depends on the level, which may come after it.
     let (mut layout, mut layout10) = (None, None);
+    let mut raid0_layout = DEFAULT_RAID0_LAYOUT;
     match (level, layout_text) {
         (_, None) => {}
         (LevelKind::Parity(_), Some(v)) => {
@@ -221,10 +229,17 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
                 v,
             ))?);
         }
-        (LevelKind::Raid0 | LevelKind::Raid1, Some(v)) => {
+        (LevelKind::Raid0, Some(v)) => {
+            raid0_layout = Raid0Layout::parse(v).ok_or(CtlError::new(
+                EINVAL,
+                "create: unknown RAID 0 layout (original, alternate, 1 or 2)",
+                v,
+            ))?;
+        }
+        (LevelKind::Raid1, Some(v)) => {
             return Err(CtlError::new(
                 EINVAL,
-                "create: layout= is for RAID 4/5/6 and 10",
+                "create: layout= is for RAID 0/4/5/6/10",
                 v,
             ));
         }
@@ -254,6 +269,7 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         assume_clean,
         layout,
         layout10,
+        raid0_layout,
         size_kib,
         paths,
     })

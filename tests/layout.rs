@@ -3,9 +3,10 @@
 //! The reference model walks the array one chunk at a time with no shortcuts; the engines must
 //! agree with it on random geometries and random ranges, and every forward map must invert.
 //! The RAID 4/5/6 maps are also checked against md itself: `data/md-raid456.txt` holds what
-//! Linux's md placed where, captured in the VM by `scripts/guest/md-vectors.sh`.
+//! Linux's md placed where, captured in the VM by `scripts/guest/md-vectors.sh`; RAID 0's zones
+//! likewise against `data/md-raid0.txt`, from `scripts/guest/md-raid0-vectors.sh`.
 
-use rraid_host_tests::layout::raid0::Raid0;
+use rraid_host_tests::layout::raid0::{Raid0, Raid0Layout};
 use rraid_host_tests::layout::raid1::Raid1;
 use rraid_host_tests::layout::raid5::{Algorithm, Raid5, StripeShape};
 use rraid_host_tests::layout::{check_chunk, GeometryError, MAX_MEMBERS};
@@ -14,86 +15,315 @@ use rraid_host_tests::layout::{check_chunk, GeometryError, MAX_MEMBERS};
 mod rng;
 use rng::Rng;
 
-/// Reference RAID0: array sector -> (member, member sector), by counting chunks one by one.
-fn ref_raid0(members: u64, chunk: u64, data_offset: u64, sector: u64) -> (usize, u64) {
-    let chunk_no = sector / chunk;
-    let stripe = chunk_no / members;
-    let member = chunk_no - stripe * members;
-    (
-        member as usize,
-        data_offset + stripe * chunk + sector % chunk,
-    )
+/// Reference RAID 0, md's zones by allocation: walks the array chunk by chunk and hands each
+/// chunk to a member of its zone, which takes its next free chunk. Returns, per array chunk,
+/// (member, member chunk), and the rounded member sizes in chunks.
+fn ref_raid0_chunks(sizes: &[u64], chunk: u64, off: u64, layout: Raid0Layout) -> Vec<(usize, u64)> {
+    let chunks: Vec<u64> = sizes.iter().map(|s| (s - off) / chunk).collect();
+    let mut distinct = chunks.clone();
+    distinct.sort();
+    distinct.dedup();
+    let mut next = vec![0u64; sizes.len()];
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for &lim in &distinct {
+        // The zone: members with more than `prev` chunks, in slot order.
+        let zone: Vec<usize> = (0..sizes.len()).filter(|&m| chunks[m] > prev).collect();
+        let zone_first = out.len() as u64;
+        for k in 0..(lim - prev) * zone.len() as u64 {
+            let pick = match layout {
+                Raid0Layout::Original => (zone_first + k) as usize % zone.len(),
+                Raid0Layout::Alternate => k as usize % zone.len(),
+            };
+            let m = zone[pick];
+            assert!(
+                next[m] >= prev && next[m] < lim,
+                "reference model overfilled member {m}"
+            );
+            out.push((m, next[m]));
+            next[m] += 1;
+        }
+        prev = lim;
+    }
+    out
 }
 
-fn random_raid0(rng: &mut Rng) -> (Raid0, u64, u64) {
-    let members = 2 + rng.below(15) as usize;
-    let chunk = 8u64 << rng.below(13);
-    let data_offset = if rng.below(2) == 0 {
+/// Random member sizes: a few distinct sizes, repeated, plus sectors that rounding drops.
+fn random_sizes(rng: &mut Rng, members: usize, chunk: u64, off: u64, max_chunks: u64) -> Vec<u64> {
+    let kinds: Vec<u64> = (0..1 + rng.below(members as u64))
+        .map(|_| 1 + rng.below(max_chunks))
+        .collect();
+    (0..members)
+        .map(|_| off + kinds[rng.below(kinds.len() as u64) as usize] * chunk + rng.below(chunk))
+        .collect()
+}
+
+fn random_layout(rng: &mut Rng) -> Raid0Layout {
+    if rng.below(2) == 0 {
+        Raid0Layout::Original
+    } else {
+        Raid0Layout::Alternate
+    }
+}
+
+/// A random RAID 0 geometry with its sizes, chunk and data offset.
+fn random_raid0(rng: &mut Rng, max_members: u64, max_chunks: u64) -> (Raid0, Vec<u64>, u64, u64) {
+    let members = 2 + rng.below(max_members - 1) as usize;
+    let chunk = 8u64 << rng.below(6);
+    let off = if rng.below(2) == 0 {
         0
     } else {
         rng.below(4096) * 8
     };
-    let sizes: Vec<u64> = (0..members)
-        .map(|_| data_offset + chunk * (1 + rng.below(64)) + rng.below(chunk))
-        .collect();
-    let geo = Raid0::new(&sizes, chunk, data_offset).expect("valid geometry");
-    let smallest = sizes.iter().min().unwrap() - data_offset;
-    assert_eq!(geo.member_sectors(), smallest / chunk * chunk);
-    (geo, chunk, data_offset)
+    let sizes = random_sizes(rng, members, chunk, off, max_chunks);
+    let geo = Raid0::new(&sizes, chunk, off, random_layout(rng)).expect("valid geometry");
+    (geo, sizes, chunk, off)
 }
 
 #[test]
-fn raid0_map_matches_reference_and_inverts() {
+fn raid0_zones_match_reference_and_invert() {
     let mut rng = Rng(0x5eed_0001);
-    for _ in 0..2000 {
-        let (geo, chunk, off) = random_raid0(&mut rng);
-        let n = geo.members() as u64;
-        for _ in 0..200 {
-            let s = rng.below(geo.array_sectors());
-            let got = geo.map(s);
-            assert_eq!(got, ref_raid0(n, chunk, off, s), "geo {geo:?} sector {s}");
-            assert_eq!(geo.unmap(got.0, got.1), Some(s));
+    for _ in 0..3000 {
+        let (geo, sizes, chunk, off) = random_raid0(&mut rng, 12, 24);
+        let want = ref_raid0_chunks(&sizes, chunk, off, geo.layout());
+        let rounded: Vec<u64> = sizes.iter().map(|s| (s - off) / chunk * chunk).collect();
+        // md's raid0_size: the sum of the rounded members; one zone per distinct size.
+        assert_eq!(geo.array_sectors(), rounded.iter().sum::<u64>(), "{geo:?}");
+        assert_eq!(geo.array_sectors(), want.len() as u64 * chunk);
+        let mut distinct = rounded.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(geo.zones(), distinct.len(), "{geo:?}");
+        assert_eq!(geo.member_sectors(), distinct[0]);
+        for (m, r) in rounded.iter().enumerate() {
+            assert_eq!(geo.member_data_sectors(m), *r);
         }
-        // Every member sector in the data area maps back inside the array.
-        for _ in 0..50 {
-            let m = rng.below(n) as usize;
-            let ms = off + rng.below(geo.member_sectors());
-            let s = geo.unmap(m, ms).expect("in data area");
-            assert!(s < geo.array_sectors());
-            assert_eq!(geo.map(s), (m, ms));
+        assert_eq!(
+            geo.md_layout(),
+            if distinct.len() > 1 {
+                geo.layout().number() as i32
+            } else {
+                -1
+            }
+        );
+        for (c, &(m, mc)) in want.iter().enumerate() {
+            let s = c as u64 * chunk + rng.below(chunk);
+            let ms = off + mc * chunk + s % chunk;
+            assert_eq!(geo.map(s), (m, ms), "{geo:?} sector {s}");
+            assert_eq!(geo.unmap(m, ms), Some(s), "{geo:?} member {m} sector {ms}");
         }
-        assert_eq!(geo.unmap(0, off + geo.member_sectors()), None);
-        if off > 0 {
-            assert_eq!(geo.unmap(0, off - 1), None);
+        // Every member sector of the data area maps back, and nothing outside it does.
+        for m in 0..geo.members() {
+            for _ in 0..8 {
+                let ms = off + rng.below(rounded[m]);
+                let s = geo.unmap(m, ms).expect("in the data area");
+                assert!(s < geo.array_sectors());
+                assert_eq!(geo.map(s), (m, ms));
+            }
+            assert_eq!(geo.unmap(m, off + rounded[m]), None, "{geo:?} member {m}");
+            assert_eq!(geo.unmap(m, off + rounded[m] + rng.below(1 << 20)), None);
+            if off > 0 {
+                assert_eq!(geo.unmap(m, off - 1), None);
+            }
         }
         assert_eq!(geo.unmap(geo.members(), off), None);
     }
 }
 
 #[test]
+fn raid0_equal_members_stripe_round_robin() {
+    // One zone: chunk c on member c mod n, member chunk c / n, whatever the layout.
+    let mut rng = Rng(0x5eed_0004);
+    for _ in 0..500 {
+        let n = 2 + rng.below(63);
+        let chunk = 8u64 << rng.below(13);
+        let size = chunk * (1 + rng.below(100));
+        let sizes: Vec<u64> = (0..n).map(|_| size + rng.below(chunk)).collect();
+        for layout in [Raid0Layout::Original, Raid0Layout::Alternate] {
+            let geo = Raid0::new(&sizes, chunk, 0, layout).unwrap();
+            assert_eq!(geo.zones(), 1);
+            assert_eq!(geo.md_layout(), -1);
+            assert_eq!(geo.member_sectors(), size);
+            assert_eq!(geo.array_sectors(), size * n);
+            for _ in 0..50 {
+                let s = rng.below(geo.array_sectors());
+                let c = s / chunk;
+                assert_eq!(geo.map(s), ((c % n) as usize, (c / n) * chunk + s % chunk));
+            }
+        }
+    }
+}
+
+#[test]
+fn raid0_many_zones() {
+    // 64 members of 64 different sizes: 64 zones, the last over one member.
+    let chunk = 8;
+    let sizes: Vec<u64> = (0..64).map(|i| (64 - i) * 3 * chunk).collect();
+    for layout in [Raid0Layout::Original, Raid0Layout::Alternate] {
+        let geo = Raid0::new(&sizes, chunk, 0, layout).unwrap();
+        assert_eq!(geo.zones(), 64);
+        let want = ref_raid0_chunks(&sizes, chunk, 0, layout);
+        assert_eq!(geo.array_sectors(), want.len() as u64 * chunk);
+        for (c, &(m, mc)) in want.iter().enumerate() {
+            assert_eq!(geo.map(c as u64 * chunk + 3), (m, mc * chunk + 3));
+            assert_eq!(geo.unmap(m, mc * chunk + 3), Some(c as u64 * chunk + 3));
+        }
+        let last = geo.zone(63).unwrap();
+        assert_eq!(last.members, 1);
+        assert_eq!(last.end, geo.array_sectors());
+        assert_eq!(geo.zone(64), None);
+    }
+}
+
+/// Hand-computed from md's `create_strip_zones` and `map_sector`: members of 5, 7 and 9 chunks
+/// (chunk 8 sectors, sizes not chunk multiples). Zone 0 is array chunks 0-14 over all three
+/// (member chunks 0-4); zone 1 is chunks 15-18 over members 1 and 2 (member chunks 5-6);
+/// zone 2 is chunks 19-20 on member 2 (member chunks 7-8). Zone 1 starts at array chunk 15, odd:
+/// the original layout starts its rows at the zone's second member (md's `disk_shift` 1).
+#[test]
+fn raid0_md_hand_example() {
+    let sizes = [5 * 8 + 3, 7 * 8 + 7, 9 * 8];
+    let orig = Raid0::new(&sizes, 8, 0, Raid0Layout::Original).unwrap();
+    let alt = Raid0::new(&sizes, 8, 0, Raid0Layout::Alternate).unwrap();
+    for geo in [&orig, &alt] {
+        assert_eq!(geo.array_sectors(), 21 * 8);
+        assert_eq!(geo.zones(), 3);
+        assert_eq!(geo.zone(1).unwrap().start, 15 * 8);
+        assert_eq!(geo.zone(1).unwrap().dev_start, 5 * 8);
+        assert_eq!(geo.zone(1).unwrap().members, 0b110);
+        assert_eq!(geo.zone(2).unwrap().start, 19 * 8);
+        for c in 0..15u64 {
+            assert_eq!(geo.map(c * 8 + 1), ((c % 3) as usize, (c / 3) * 8 + 1));
+        }
+        assert_eq!(geo.map(19 * 8), (2, 7 * 8));
+        assert_eq!(geo.map(20 * 8 + 7), (2, 8 * 8 + 7));
+    }
+    // (array chunk, member, member chunk) in zone 1.
+    for (c, m, mc) in [(15, 2, 5), (16, 1, 5), (17, 2, 6), (18, 1, 6)] {
+        assert_eq!(orig.map(c * 8), (m, mc * 8), "original, chunk {c}");
+    }
+    for (c, m, mc) in [(15, 1, 5), (16, 2, 5), (17, 1, 6), (18, 2, 6)] {
+        assert_eq!(alt.map(c * 8), (m, mc * 8), "alternate, chunk {c}");
+    }
+    assert_eq!(orig.md_layout(), 1);
+    assert_eq!(alt.md_layout(), 2);
+    // Chunks 14-16 span zones 0 and 1. Member 2 holds chunk 14 (its chunk 4) and, original,
+    // chunk 15 or, alternate, chunk 16 (its chunk 5): adjacent on the member. Member 1 holds
+    // one chunk of zone 1, member 0 none.
+    for geo in [&orig, &alt] {
+        assert_eq!(geo.member_range(14 * 8, 17 * 8, 0), None);
+        assert_eq!(geo.member_range(14 * 8, 17 * 8, 1), Some((5 * 8, 6 * 8)));
+        assert_eq!(geo.member_range(14 * 8, 17 * 8, 2), Some((4 * 8, 6 * 8)));
+    }
+    // From the middle of chunk 14 to the first sector of chunk 16.
+    assert_eq!(
+        orig.member_range(14 * 8 + 4, 16 * 8 + 1, 1),
+        Some((5 * 8, 5 * 8 + 1))
+    );
+    assert_eq!(
+        orig.member_range(14 * 8 + 4, 16 * 8 + 1, 2),
+        Some((4 * 8 + 4, 6 * 8))
+    );
+    assert_eq!(
+        alt.member_range(14 * 8 + 4, 16 * 8 + 1, 1),
+        Some((5 * 8, 6 * 8))
+    );
+    assert_eq!(
+        alt.member_range(14 * 8 + 4, 16 * 8 + 1, 2),
+        Some((4 * 8 + 4, 5 * 8 + 1))
+    );
+}
+
+const MD_RAID0_VECTORS: &str = include_str!("data/md-raid0.txt");
+
+/// md's own zones: every member block md filled must be where rraid maps that array block, in
+/// both layouts, and the array sizes agree (`data/md-raid0.txt`, from
+/// `scripts/guest/md-raid0-vectors.sh`).
+#[test]
+fn raid0_matches_md_vectors() {
+    use std::collections::BTreeMap;
+    let mut geos: BTreeMap<u32, (u64, Vec<u64>)> = BTreeMap::new();
+    let (mut arrays, mut members) = (0, 0);
+    let mut multi_zone_differs = false;
+    for (no, line) in MD_RAID0_VECTORS.lines().enumerate() {
+        let at = format!("md-raid0.txt:{}: {line}", no + 1);
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| -> u64 { f[i].parse().unwrap_or_else(|_| panic!("{at}")) };
+        match f.first().copied() {
+            None | Some("#") => continue,
+            Some("geo") => {
+                let sizes = (3..f.len()).map(num).collect();
+                geos.insert(num(1) as u32, (num(2), sizes));
+                continue;
+            }
+            Some("md") | Some("member") => {}
+            Some(other) => panic!("{at}: unknown record {other}"),
+        }
+        let (chunk, sizes) = geos
+            .get(&(num(1) as u32))
+            .unwrap_or_else(|| panic!("{at}: geo"));
+        let layout = match num(2) {
+            1 => Raid0Layout::Original,
+            2 => Raid0Layout::Alternate,
+            _ => panic!("{at}: layout"),
+        };
+        let geo = Raid0::new(sizes, *chunk, 0, layout).unwrap();
+        if f[0] == "md" {
+            assert_eq!(geo.array_sectors(), num(3), "{at}");
+            // md's layout file reads -1 for `mdadm --build` arrays, whatever the zones.
+            assert_eq!(f[4], "-1", "{at}");
+            arrays += 1;
+            continue;
+        }
+        let m = num(3) as usize;
+        let blocks: Vec<u64> = (4..f.len()).map(num).collect();
+        // md filled the member's data area: its size rounded down to the chunk.
+        assert_eq!(blocks.len() as u64 * 8, geo.member_data_sectors(m), "{at}");
+        for (i, &b) in blocks.iter().enumerate() {
+            let ms = i as u64 * 8;
+            assert_eq!(geo.map(b * 8), (m, ms), "{at}: array block {b}");
+            assert_eq!(geo.map(b * 8 + 7), (m, ms + 7), "{at}: array block {b}");
+            assert_eq!(geo.unmap(m, ms), Some(b * 8), "{at}: member block {i}");
+            let other = match layout {
+                Raid0Layout::Original => Raid0Layout::Alternate,
+                Raid0Layout::Alternate => Raid0Layout::Original,
+            };
+            if Raid0::new(sizes, *chunk, 0, other).unwrap().map(b * 8) != (m, ms) {
+                multi_zone_differs = true;
+            }
+        }
+        members += 1;
+    }
+    assert_eq!(arrays, 2 * geos.len());
+    assert!(members >= 2 * 3 * geos.len());
+    assert!(multi_zone_differs, "the vectors tell the two layouts apart");
+}
+
+#[test]
 fn raid0_extents_cover_range_exactly_once() {
     let mut rng = Rng(0x5eed_0002);
-    for _ in 0..2000 {
-        let (geo, chunk, off) = random_raid0(&mut rng);
+    for _ in 0..3000 {
+        let (geo, _sizes, chunk, _off) = random_raid0(&mut rng, 16, 64);
         let total = geo.array_sectors();
         let start = rng.below(total);
-        let len = 1 + rng.below((total - start).min(chunk * 40));
+        let len = 1 + rng.below((total - start).min(chunk * 80));
+        let zone_of = |s: u64| {
+            (0..geo.zones())
+                .find(|&i| s < geo.zone(i).unwrap().end)
+                .unwrap()
+        };
         let mut expect_off = 0;
         for e in geo.extents(start, len) {
             assert_eq!(e.offset, expect_off, "extents are in order and contiguous");
             assert!(e.len > 0 && e.len <= chunk);
-            // Each extent stays in one chunk of one member, and agrees sector by sector.
+            let s0 = start + e.offset;
+            // Each extent stays in one chunk of one member, in one zone, and agrees with map
+            // sector by sector.
+            assert_eq!(s0 / chunk, (s0 + e.len - 1) / chunk);
+            assert_eq!(zone_of(s0), zone_of(s0 + e.len - 1));
             for i in [0, e.len / 2, e.len - 1] {
-                let s = start + e.offset + i;
-                assert_eq!(
-                    (e.member, e.sector + i),
-                    ref_raid0(geo.members() as u64, chunk, off, s)
-                );
+                assert_eq!((e.member, e.sector + i), geo.map(s0 + i), "{geo:?}");
             }
-            assert_eq!(
-                (e.sector - off) / chunk,
-                (e.sector - off + e.len - 1) / chunk
-            );
             expect_off += e.len;
         }
         assert_eq!(expect_off, len);
@@ -101,10 +331,62 @@ fn raid0_extents_cover_range_exactly_once() {
 }
 
 #[test]
-fn raid0_member_range_is_union_of_extents() {
+fn raid0_member_range_matches_per_sector_map() {
     let mut rng = Rng(0x5eed_0003);
+    for _ in 0..1500 {
+        // Small geometries, so that every sector of the range is mapped on its own.
+        let members = 2 + rng.below(6) as usize;
+        let chunk = 8u64 << rng.below(3);
+        let off = if rng.below(2) == 0 {
+            0
+        } else {
+            8 * rng.below(64)
+        };
+        let sizes = random_sizes(&mut rng, members, chunk, off, 12);
+        let geo = Raid0::new(&sizes, chunk, off, random_layout(&mut rng)).unwrap();
+        let total = geo.array_sectors();
+        for _ in 0..6 {
+            let start = rng.below(total);
+            let end = start + 1 + rng.below(total - start);
+            let mut lo = vec![u64::MAX; members];
+            let mut hi = vec![0u64; members];
+            let mut n = vec![0u64; members];
+            for s in start..end {
+                let (m, ms) = geo.map(s);
+                lo[m] = lo[m].min(ms);
+                hi[m] = hi[m].max(ms + 1);
+                n[m] += 1;
+            }
+            for m in 0..members {
+                let got = geo.member_range(start, end, m);
+                if n[m] == 0 {
+                    assert_eq!(got, None, "member {m} [{start},{end}) {geo:?}");
+                } else {
+                    assert_eq!(
+                        got,
+                        Some((lo[m], hi[m])),
+                        "member {m} [{start},{end}) {geo:?}"
+                    );
+                    assert_eq!(hi[m] - lo[m], n[m], "the member's pieces are contiguous");
+                }
+            }
+        }
+        assert_eq!(geo.member_range(5, 5, 0), None);
+        assert_eq!(geo.member_range(0, total, members), None);
+        for m in 0..members {
+            assert_eq!(
+                geo.member_range(0, total, m),
+                Some((off, off + geo.member_data_sectors(m)))
+            );
+        }
+    }
+}
+
+#[test]
+fn raid0_member_range_is_union_of_extents() {
+    let mut rng = Rng(0x5eed_0005);
     for _ in 0..3000 {
-        let (geo, _chunk, _off) = random_raid0(&mut rng);
+        let (geo, _sizes, _chunk, _off) = random_raid0(&mut rng, 20, 200);
         let total = geo.array_sectors();
         let start = rng.below(total);
         let end = start + 1 + rng.below(total - start);
@@ -132,29 +414,68 @@ fn raid0_member_range_is_union_of_extents() {
 }
 
 #[test]
+fn raid0_layout_names_and_numbers() {
+    for (s, l) in [
+        ("original", Raid0Layout::Original),
+        ("1", Raid0Layout::Original),
+        ("alternate", Raid0Layout::Alternate),
+        ("2", Raid0Layout::Alternate),
+    ] {
+        assert_eq!(Raid0Layout::parse(s), Some(l));
+    }
+    for s in [
+        "",
+        "0",
+        "3",
+        "dangerous",
+        "orig",
+        "Original",
+        "left-symmetric",
+        "-1",
+        "01",
+    ] {
+        assert_eq!(Raid0Layout::parse(s), None, "{s}");
+    }
+    assert_eq!(Raid0Layout::Original.number(), 1);
+    assert_eq!(Raid0Layout::Alternate.number(), 2);
+    assert_eq!(
+        Raid0Layout::parse(Raid0Layout::Alternate.name()),
+        Some(Raid0Layout::Alternate)
+    );
+}
+
+#[test]
 fn raid0_rejects_bad_geometry() {
+    let o = Raid0Layout::Original;
     assert_eq!(
-        Raid0::new(&[1 << 20], 128, 0),
+        Raid0::new(&[1 << 20], 128, 0, o),
         Err(GeometryError::MemberCount)
     );
     assert_eq!(
-        Raid0::new(&[1 << 20; MAX_MEMBERS + 1], 128, 0),
+        Raid0::new(&[1 << 20; MAX_MEMBERS + 1], 128, 0, o),
         Err(GeometryError::MemberCount)
     );
-    assert_eq!(Raid0::new(&[1 << 20; 2], 96, 0), Err(GeometryError::Chunk));
-    assert_eq!(Raid0::new(&[1 << 20; 2], 4, 0), Err(GeometryError::Chunk));
     assert_eq!(
-        Raid0::new(&[1 << 20; 2], 65536, 0),
+        Raid0::new(&[1 << 20; 2], 96, 0, o),
         Err(GeometryError::Chunk)
     );
     assert_eq!(
-        Raid0::new(&[100, 1 << 20], 128, 0),
+        Raid0::new(&[1 << 20; 2], 4, 0, o),
+        Err(GeometryError::Chunk)
+    );
+    assert_eq!(
+        Raid0::new(&[1 << 20; 2], 65536, 0, o),
+        Err(GeometryError::Chunk)
+    );
+    assert_eq!(
+        Raid0::new(&[100, 1 << 20], 128, 0, o),
         Err(GeometryError::MemberTooSmall)
     );
     assert_eq!(
-        Raid0::new(&[1 << 20; 2], 128, 1 << 21),
+        Raid0::new(&[1 << 20; 2], 128, 1 << 21, o),
         Err(GeometryError::MemberTooSmall)
     );
+    assert!(Raid0::new(&[128, 1 << 20], 128, 0, o).is_ok());
     assert!(check_chunk(8).is_ok() && check_chunk(32768).is_ok());
 }
 
