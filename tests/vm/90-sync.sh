@@ -1,9 +1,12 @@
 #!/bin/sh
-# VM tests, the sync thread: RAID 1 resync of members that hold different data (reads agree
-# during and after, md's check then finds 0), fio verify during a resync, check and repair of
-# one corrupted 4 KiB block (md's exact mismatch_cnt), the speed limits and sync_speed,
-# idle/frozen, a member failed mid-resync, removal mid-resync (thread gone, rmmod works),
-# bad input. Members are 16 MiB linear maps, so that one job takes seconds.
+# VM tests, the sync thread: resync of members that hold different data (RAID 1: reads agree
+# during and after, md's check then finds 0; RAID 5/6/10: under fio verify, then md reads the
+# same and its check finds 0), check and repair of one corrupted 4 KiB block (md's exact
+# mismatch_cnt), rebuild onto spares under ext4 and fio for RAID 1, 5, 6 (two at once) and 10
+# (n2, f2, o2) with other members failed afterwards, faults under fio verify (dm-error,
+# dm-flakey, a vanished member, sysfs), poll() and uevents, /proc/rraidstat, the speed limits
+# and sync_speed, idle/frozen, a member failed mid-resync, removal mid-resync and mid-recovery
+# (thread gone, rmmod works), bad input. Members are 16 MiB linear maps, so a job takes seconds.
 # vm-run: --disks 4 --disk-size 64M
 . "${RRAID_LIB:-/rraid/lib.sh}"
 
@@ -642,11 +645,13 @@ t_run sync-poll-and-uevents sync_events
 t_run sync-raid1-faults-under-fio sync_faults "level=1" error_reads vanish
 t_run sync-raid5-faults-under-fio sync_faults "level=5 chunk=64K" error_writes
 t_run sync-raid6-faults-under-fio sync_faults "level=6 chunk=64K" error sysfs
+t_run sync-raid10-faults-under-fio sync_faults "level=10 layout=n2 chunk=64K" error_writes sysfs
 t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
 t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
 t_run sync-raid6-rebuild-two-spares sync_rebuild "level=6 chunk=64K" 2
 t_run sync-raid10-n2-rebuild-onto-spare sync_rebuild "level=10 layout=n2 chunk=64K" 1
 t_run sync-raid10-f2-rebuild-onto-spare sync_rebuild "level=10 layout=f2 chunk=64K" 1
+t_run sync-raid10-o2-rebuild-onto-spare sync_rebuild "level=10 layout=o2 chunk=64K" 1
 t_run sync-raid5-resync-under-fio sync_parity_resync 5
 t_run sync-raid6-resync-under-fio sync_parity_resync 6
 t_run sync-raid10-n2-resync-under-fio sync_parity_resync 10 n2
