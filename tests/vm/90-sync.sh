@@ -535,11 +535,11 @@ sync_rebuild() {
 	rm_array rraid0
 }
 
-# flakey NAME DEV FEATURE: NAME's table becomes dm-flakey over DEV's first 16 MiB, up 1 s and
-# then down 1 s with FEATURE (error_reads or error_writes) while down.
+# flakey NAME DEV FEATURE: NAME's table becomes dm-flakey over DEV's first 16 MiB, down (up
+# interval 0) from now on with FEATURE: error_reads or error_writes.
 flakey() {
 	modprobe dm-flakey 2>/dev/null
-	dmsetup load "$1" --table "0 $MSZ_SEC flakey $2 0 1 1 1 $3" || { fail "dmsetup load $1 flakey $3"; return 1; }
+	dmsetup load "$1" --table "0 $MSZ_SEC flakey $2 0 0 3600 1 $3" || { fail "dmsetup load $1 flakey $3"; return 1; }
 	dmsetup resume "$1" || { fail "dmsetup resume $1"; return 1; }
 }
 
@@ -581,8 +581,12 @@ sync_faults() {
 		i=$((i + 1))
 	done
 	wait $fpid || { grep -iE 'err|verify|bad' "$T_DIR/fio.out" | head -8; fail "fio verify with$hit"; return 1; }
-	fio --name=w --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k --iodepth=8 \
-		--size=12M --verify_only >"$T_DIR/fio.out" 2>&1 ||
+	# And writes and reads that surely come after the faults.
+	fio --name=w2 --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k --iodepth=8 \
+		--size=12M --randseed=7 --do_verify=1 >"$T_DIR/fio.out" 2>&1 ||
+		{ grep -iE 'err|verify|bad' "$T_DIR/fio.out" | head -8; fail "fio verify after$hit"; return 1; }
+	fio --name=w2 --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k --iodepth=8 \
+		--size=12M --randseed=7 --verify_only >"$T_DIR/fio.out" 2>&1 ||
 		{ grep -iE 'err|verify|bad' "$T_DIR/fio.out" | head -8; fail "fio verify-only after$hit"; return 1; }
 	states=
 	for x in $hit; do
