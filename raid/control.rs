@@ -128,7 +128,7 @@ impl Control {
         }
         if let Some(kib) = spec.size_kib {
             // md's `component_size`: the same KiB of every member, which must hold it.
-            let want = kib.checked_mul(2).unwrap_or(u64::MAX);
+            let want = kib.saturating_mul(2);
             for (slot, size) in sizes.iter_mut().take(devs.len()).enumerate() {
                 if *size < want {
                     let name = spec.paths.get(slot).copied().unwrap_or("?");

@@ -108,7 +108,7 @@ impl Array {
         let old = {
             let mut d = self.dirs.lock();
             d.parent = None;
-            core::mem::replace(&mut d.members, KVec::new())
+            core::mem::take(&mut d.members)
         };
         drop(old);
     }

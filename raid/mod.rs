@@ -206,6 +206,7 @@ pub struct Array {
 const BIOSET_POOL: u32 = 64;
 
 impl Array {
+    #[expect(clippy::too_many_arguments)]
     fn new(
         name: ArrayName,
         level: Level,

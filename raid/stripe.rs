@@ -224,7 +224,7 @@ impl Stripes {
     /// Takes the heads if the window is free and enough heads are.
     fn take(pool: &mut Pool, unit: u64, cols: u32) -> Option<Slot> {
         let k = cols.count_ones() as usize;
-        if pool.nfree < k || pool.busy.iter().any(|&u| u == unit) {
+        if pool.nfree < k || pool.busy.contains(&unit) {
             return None;
         }
         let b = pool.busy.iter_mut().find(|u| **u == IDLE)?;
@@ -691,7 +691,7 @@ impl Group {
             return;
         }
         let group = Group {
-            ops: core::mem::replace(&mut self.ops, KVec::new()),
+            ops: core::mem::take(&mut self.ops),
         };
         if let Err(group) = spawn(&st.wq, group) {
             group.run();
@@ -1145,9 +1145,9 @@ impl StripeOp {
         let base = self.base(st);
         let mut want = [0 as Set; MAX_COLS];
         for (m, mask) in masks.iter().enumerate().take(n) {
-            for c in 0..cols {
+            for (c, w) in want.iter_mut().enumerate().take(cols) {
                 if (mask >> (c * 8)) as u8 != 0 {
-                    want[c] |= 1 << m;
+                    *w |= 1 << m;
                 }
             }
         }
@@ -1189,8 +1189,8 @@ impl StripeOp {
             }
         }
         let fpu = KernelFpu;
-        for c in 0..cols {
-            if plans[c].recover == 0 {
+        for (c, p) in plans.iter().enumerate().take(cols) {
+            if p.recover == 0 {
                 continue;
             }
             on_column(slot, c, n, |bufs| plan::recover(&eng, &fpu, &col, bufs))?;

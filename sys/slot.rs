@@ -75,19 +75,24 @@ impl Drop for DevRef {
     }
 }
 
+/// `dev` boxed for a slot, or null.
+fn held(dev: Option<MemberDev>) -> Result<*mut Held> {
+    Ok(match dev {
+        Some(dev) => KBox::into_raw(KBox::new(
+            Held {
+                dev,
+                pending: AtomicU32::new(0),
+            },
+            GFP_KERNEL,
+        )?),
+        None => ptr::null_mut(),
+    })
+}
+
 impl DevSlot {
     /// A slot holding `dev`.
     pub fn new(dev: Option<MemberDev>) -> Result<Self> {
-        let ptr = match dev {
-            Some(dev) => KBox::into_raw(KBox::new(
-                Held {
-                    dev,
-                    pending: AtomicU32::new(0),
-                },
-                GFP_KERNEL,
-            )?),
-            None => ptr::null_mut(),
-        };
+        let ptr = held(dev)?;
         // INVARIANT: null or from `KBox::into_raw`.
         Ok(Self {
             ptr: AtomicPtr::new(ptr),
@@ -127,16 +132,8 @@ impl DevSlot {
     /// Puts `dev` (or nothing) in the slot and returns the device that was there once no
     /// [`DevRef`] to it is left. Sleeps; task context.
     pub fn replace(&self, dev: Option<MemberDev>) -> Result<Option<MemberDev>> {
-        let new = match dev {
-            Some(dev) => KBox::into_raw(KBox::new(
-                Held {
-                    dev,
-                    pending: AtomicU32::new(0),
-                },
-                GFP_KERNEL,
-            )?),
-            None => ptr::null_mut(),
-        };
+        // INVARIANT: null or from `KBox::into_raw`.
+        let new = held(dev)?;
         let old = self.ptr.swap(new, Ordering::SeqCst);
         Ok(self.drain(old).map(|b| KBox::into_inner(b).dev))
     }
