@@ -778,6 +778,7 @@ impl Array {
             done: start,
         });
         let mut next_mark = 0;
+        let mut last_ns = 0;
         let mut pos = start;
         let mut ok = true;
         while pos < total {
@@ -790,9 +791,10 @@ impl Array {
                 ok = false;
                 break;
             }
-            self.throttle(&marks, pos);
+            self.throttle(&marks, pos, last_ns);
             let n = step.min(total - pos).min(bucket_end(pos) - pos);
             let b = bucket(pos);
+            let t = kthread::now_ns();
             self.sync.barrier.raise(b);
             self.sync_window(action, pos, n, &mut win);
             match action {
@@ -801,6 +803,7 @@ impl Array {
                 _ => {}
             }
             self.sync.barrier.lower(b);
+            last_ns = kthread::now_ns().saturating_sub(t);
             pos += n;
             self.sync.c.done.store(pos, Ordering::Release);
             // Marks: one a second; the throttle measures from the oldest kept.
@@ -835,11 +838,15 @@ impl Array {
         }
     }
 
-    /// md's throttle: above `sync_speed_min`, the job sleeps while it runs faster than
-    /// `sync_speed_max`, or while the array has other I/O in flight.
-    fn throttle(&self, marks: &[Mark; MARKS], pos: u64) {
+    /// The throttle: above `sync_speed_min`, the job sleeps while it runs faster than
+    /// `sync_speed_max`; and while other I/O is in flight to the members it yields as long as
+    /// its last window took (`last_ns`), so it works half the time. md instead falls to
+    /// `sync_speed_min` under any load; this keeps a rebuild going at about half its idle speed
+    /// while the foreground still gets the members half the time.
+    fn throttle(&self, marks: &[Mark; MARKS], pos: u64, last_ns: u64) {
         let (min, _) = self.sync.speed_limit(false);
         let (max, _) = self.sync.speed_limit(true);
+        let mut yielded = false;
         loop {
             if kthread::should_stop() || self.sync.c.interrupt.load(Ordering::Acquire) {
                 return;
@@ -853,12 +860,17 @@ impl Array {
             let dt = kthread::now_ns().saturating_sub(oldest.ns).max(1);
             let speed = ((pos - oldest.done.min(pos)) / 2).saturating_mul(1_000_000_000) / dt;
             let busy = self.members.iter().any(|m| m.dev.load() > 0);
-            if speed <= u64::from(min) || (speed <= u64::from(max) && !busy) {
+            if busy && !yielded && speed > u64::from(min) {
+                kthread::sleep_us(last_ns / 1000);
+                yielded = true;
+                continue;
+            }
+            if speed <= u64::from(min) || speed <= u64::from(max) {
                 // `sync_speed` is what the throttle let through.
                 self.sync.c.speed.store(speed, Ordering::Relaxed);
                 return;
             }
-            kthread::sleep_ms(if busy { 10 } else { 5 });
+            kthread::sleep_ms(5);
         }
     }
 

@@ -103,6 +103,22 @@ pub fn sleep_ms(ms: u32) {
     unsafe { bindings::msleep_interruptible(ms) };
 }
 
+/// Sleeps `us` microseconds (at most a second), not woken early.
+pub fn sleep_us(us: u64) {
+    let us = us.min(1_000_000);
+    if us == 0 {
+        return;
+    }
+    // SAFETY: Called in task context, where sleeping is allowed.
+    unsafe {
+        bindings::usleep_range_state(
+            us as usize,
+            (us + us / 8 + 10) as usize,
+            bindings::TASK_UNINTERRUPTIBLE,
+        )
+    };
+}
+
 /// Monotonic time in nanoseconds.
 pub fn now_ns() -> u64 {
     // SAFETY: `ktime_get` may be called from any context.
