@@ -671,6 +671,33 @@ t_run sync-throttle-speed-max sync_throttle
 t_run sync-idle-frozen sync_idle_frozen
 t_run sync-raid1-fail-source-midway sync_fail_source
 t_run sync-remove-midway sync_remove_midway
+# sync_pci_vanish: a member's virtio PCI device is removed from the machine under fio verify
+# (the last test of the group: the disk is gone for the rest of the boot). The member fails,
+# the data verifies, the array is removed cleanly.
+sync_pci_vanish() {
+	set -- $DISKS
+	mk rraid0 "level=1 assume-clean" "$1" "$2" "$4" || return 1
+	k=$(kname "$4")
+	pci=$(readlink -f "/sys/block/$k/device/..")
+	[ -e "$pci/remove" ] || { fail "no PCI device behind $k ($pci)"; return 1; }
+	fio --name=w --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k --iodepth=8 \
+		--size=24M --do_verify=1 >"$T_DIR/fio.out" 2>&1 &
+	fpid=$!
+	sleep 1
+	echo 1 >"$pci/remove" || { fail "removing $pci"; return 1; }
+	wait $fpid || { grep -iE 'err|verify|bad' "$T_DIR/fio.out" | head -8; fail "fio verify while $k vanished"; return 1; }
+	fio --name=w2 --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k --iodepth=8 \
+		--size=8M --randseed=5 --do_verify=1 >"$T_DIR/fio.out" 2>&1 ||
+		{ grep -iE 'err|verify|bad' "$T_DIR/fio.out" | head -8; fail "fio verify after $k vanished"; return 1; }
+	[ ! -e "/sys/block/$k" ] || { fail "$k still there after its PCI device was removed"; return 1; }
+	st=$(cat /sys/block/rraid0/rraid/dev-$k/state)
+	note "$k after its PCI device went: $st, errors $(cat /sys/block/rraid0/rraid/dev-$k/errors), degraded $(attr rraid0 degraded)"
+	[ "$st" = faulty ] || { fail "vanished member $k is '$st'"; return 1; }
+	[ "$(sysw /sys/block/rraid0/rraid/dev-$k/state remove)" = OK ] || { fail "remove of the vanished member refused"; return 1; }
+	rm_array rraid0
+}
+
 t_run sync-bad-input sync_bad_input
 t_run sync-bad-members sync_bad_members
+t_run sync-member-pci-device-vanishes sync_pci_vanish
 t_summary
