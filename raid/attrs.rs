@@ -246,7 +246,7 @@ impl SysfsOps for MemberAttrs {
     fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
         let role = self.array.role_of(self.devt).ok_or(ENODEV)?;
         match (idx, role) {
-            (0, Role::Slot(s)) => emit(out, format_args!("{s}\n")),
+            (0, Role::Slot(s) | Role::Replacement(s)) => emit(out, format_args!("{s}\n")),
             (0, Role::Spare { .. }) => emit(out, format_args!("none\n")),
             (1, r) => emit(out, format_args!("{}\n", self.array.state_of(r))),
             (_, Role::Slot(s)) => emit(
@@ -259,7 +259,7 @@ impl SysfsOps for MemberAttrs {
                         .map_or(0, |m| m.errors.load(Ordering::Relaxed))
                 ),
             ),
-            (_, Role::Spare { .. }) => emit(out, format_args!("0\n")),
+            (_, Role::Spare { .. } | Role::Replacement(_)) => emit(out, format_args!("0\n")),
         }
     }
 
@@ -280,6 +280,12 @@ impl SysfsOps for MemberAttrs {
                 a.fail_spare(self.devt);
                 Ok(())
             }
+            ("faulty", Role::Replacement(s)) => {
+                a.fail_replacement(s);
+                Ok(())
+            }
+            ("want_replacement", Role::Slot(s)) => a.want_replacement(s, true),
+            ("-want_replacement", Role::Slot(s)) => a.want_replacement(s, false),
             ("remove", _) => a.remove_dev(self.devt),
             _ => Err((EINVAL, "unsupported state change")),
         };

@@ -42,6 +42,7 @@ impl Drop for Entry {
         // The thread holds the array; it must be gone before the disk is. The member
         // directories hold it too, and go before the array's own.
         self.array.stop_sync();
+        self.array.set_freezer(None);
         self.array.drop_dirs();
         self.registry.remove(&self.array);
     }
@@ -197,6 +198,7 @@ impl Control {
             members.push(
                 Member {
                     dev: DevSlot::new(Some(dev))?,
+                    replacement: DevSlot::new(None)?,
                     next_seq: AtomicU64::new(u64::MAX),
                     errors: AtomicU32::new(0),
                 },
@@ -233,6 +235,7 @@ impl Control {
             c_str!("rraid"),
             KBox::pin(ArrayAttrs::new(array.clone()), GFP_KERNEL)?,
         )?;
+        array.set_freezer(Some(disk.freezer()?));
         let dirs = array.add_dirs(dir.kobj_ref());
         self.registry.add(array.clone())?;
         let zones = match array.level() {

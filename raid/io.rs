@@ -30,6 +30,8 @@ const MAX_RANGE_SECTORS: u64 = 1 << 22;
 pub(super) enum Kind {
     Read,
     Write,
+    /// A write to a member's replacement being built: its failure gives up the replacement.
+    Replace,
     Flush,
     Range,
 }
@@ -134,7 +136,14 @@ impl Array {
         tried: u64,
         held: Option<&Entered<'_>>,
     ) -> Result<(), BlkStatus> {
-        let dev = self.dev(member).ok_or(BlkStatus::IOERR)?;
+        let dev = match kind {
+            // A replacement given up meanwhile: the member has the write.
+            Kind::Replace => match self.members.get(member).and_then(|m| m.replacement.get()) {
+                Some(d) => d,
+                None => return Ok(()),
+            },
+            _ => self.dev(member).ok_or(BlkStatus::IOERR)?,
+        };
         let bdev = dev.clone();
         let piece = Piece {
             origin: Origin::Bio(src.clone_ref()),
@@ -225,6 +234,7 @@ impl Array {
                                 if targets == 0 {
                                     return Err(BlkStatus::IOERR);
                                 }
+                                let repl = self.sync.replaced_below(src.sector() + 1);
                                 for m in bits(targets) {
                                     self.send_piece(
                                         &src,
@@ -236,6 +246,18 @@ impl Array {
                                         0,
                                         Some(&entered),
                                     )?;
+                                    if repl & (1 << m) != 0 {
+                                        self.send_piece(
+                                            &src,
+                                            Kind::Replace,
+                                            m,
+                                            sector,
+                                            0,
+                                            len,
+                                            0,
+                                            Some(&entered),
+                                        )?;
+                                    }
                                 }
                             } else {
                                 let m = self
@@ -368,7 +390,7 @@ impl Array {
             let rq = p.request();
             let array = rq.data();
             let status = p.status;
-            if status.is_media_error() {
+            if status.is_media_error() && p.kind != Kind::Replace {
                 array.count_error(p.member, Some(status));
             }
             let mirror = matches!(array.level, Level::Raid1(_) | Level::Raid10(_));
@@ -383,6 +405,17 @@ impl Array {
                         rq.set_error(status);
                     }
                     true
+                }
+                Kind::Replace => {
+                    // The member has the data; only the replacement is given up.
+                    if array.sync.drop_replacing(p.member) {
+                        pr_warn!(
+                            "{}: write error on the replacement of slot {}: replacement given up\n",
+                            array.name(),
+                            p.member
+                        );
+                    }
+                    false
                 }
                 Kind::Flush => {
                     array.with_name(p.member, |name| {

@@ -25,6 +25,8 @@ pub struct Spare {
 pub enum Role {
     /// In slot `0`: in sync, being recovered, or faulty.
     Slot(usize),
+    /// Being built as slot `0`'s replacement (md's replacement rdev).
+    Replacement(usize),
     /// A spare, or a faulty device out of its slot.
     Spare {
         /// See [`Spare::faulty`].
@@ -67,9 +69,12 @@ impl Job for DropDir {
 impl Array {
     /// What the device with number `devt` is to this array, if it belongs to it.
     pub fn role_of(&self, devt: u32) -> Option<Role> {
-        for slot in 0..self.members.len() {
-            if self.dev(slot).is_some_and(|d| d.devt() == devt) {
+        for (slot, m) in self.members.iter().enumerate() {
+            if m.dev.get().is_some_and(|d| d.devt() == devt) {
                 return Some(Role::Slot(slot));
+            }
+            if m.replacement.get().is_some_and(|d| d.devt() == devt) {
+                return Some(Role::Replacement(slot));
             }
         }
         self.spares
@@ -82,8 +87,14 @@ impl Array {
 
     /// md's `dev-NAME/state` for a device.
     pub fn state_of(&self, role: Role) -> &'static str {
+        let want = self.sync().want_replace();
         match role {
+            Role::Slot(s) if self.in_sync() & (1 << s) != 0 && want & (1 << s) != 0 => {
+                "in_sync,want_replacement"
+            }
             Role::Slot(s) if self.in_sync() & (1 << s) != 0 => "in_sync",
+            Role::Replacement(s) if self.sync().replacing() & (1 << s) != 0 => "spare,replacement",
+            Role::Replacement(_) => "faulty,replacement",
             Role::Slot(s) if self.sync().recovering() & (1 << s) != 0 => "spare",
             Role::Slot(_) | Role::Spare { faulty: true } => "faulty",
             Role::Spare { faulty: false } => "spare",
@@ -178,6 +189,20 @@ impl Array {
             .role_of(devt)
             .ok_or((ENODEV, "not a device of the array"))?
         {
+            Role::Replacement(s) => {
+                if self.sync().replacing() & (1 << s) != 0 {
+                    return Err((
+                        EBUSY,
+                        "the replacement is being built: mark it faulty first",
+                    ));
+                }
+                let slot = self.members.get(s).ok_or((ENODEV, "no such slot"))?;
+                drop(
+                    slot.replacement
+                        .replace(None)
+                        .map_err(|e| (e, "no memory"))?,
+                );
+            }
             Role::Slot(s) => {
                 if (self.in_sync() | self.sync().recovering()) & (1 << s) != 0 {
                     return Err((EBUSY, "the device is in use: mark it faulty first"));
@@ -212,6 +237,48 @@ impl Array {
         }
     }
 
+    /// `want_replacement` written to a member's state: a spare (now or when one comes) is built
+    /// as its replacement while it serves, then takes its slot (md's). `-want_replacement`
+    /// withdraws the wish.
+    pub fn want_replacement(&self, slot: usize, want: bool) -> Result<(), (Error, &'static str)> {
+        if want && self.in_sync() & (1 << slot) == 0 {
+            return Err((EBUSY, "only a member in sync can be replaced"));
+        }
+        self.sync().set_want_replace(slot, want);
+        self.note(super::sync::EV_STATE);
+        Ok(())
+    }
+
+    /// `faulty` written to a replacement's state: it is given up.
+    pub fn fail_replacement(&self, slot: usize) {
+        if self.sync().drop_replacing(slot) {
+            pr_warn!(
+                "{}: replacement for slot {} marked faulty\n",
+                self.name(),
+                slot
+            );
+        }
+        self.note(super::sync::EV_STATE);
+    }
+
+    /// Whether a member in sync wants a replacement and a spare could be it.
+    pub(super) fn replacement_wanted(&self) -> bool {
+        let want = self.sync().want_replace() & self.in_sync() & !self.sync().replacing();
+        want != 0 && self.spares.lock().iter().flatten().any(|s| !s.faulty)
+    }
+
+    /// Moves a replacement that failed out of its slot's place, to the spares as faulty.
+    fn retire_replacements(&self) {
+        for (s, m) in self.members.iter().enumerate() {
+            if self.sync().replacing() & (1 << s) != 0 || !m.replacement.is_some() {
+                continue;
+            }
+            if let Ok(Some(dev)) = m.replacement.replace(None) {
+                let _ = put(&mut self.spares.lock(), Spare { dev, faulty: true });
+            }
+        }
+    }
+
     /// Whether a slot is out of sync and a spare could take it.
     pub(super) fn spare_wanted(&self) -> bool {
         let open = self.failed_set() & !self.sync().recovering();
@@ -222,9 +289,10 @@ impl Array {
     /// list as faulty, and starts their recovery from 0; or goes on with one interrupted.
     /// Returns whether there is a recovery to run. Sync thread only.
     pub(super) fn start_recovery(&self) -> bool {
-        if self.sync().recovering() != 0 {
+        if self.sync().recovering() | self.sync().replacing() != 0 {
             return true;
         }
+        self.retire_replacements();
         let mut taken = 0u64;
         for s in super::io::bits(self.failed_set()) {
             let spare = take(&mut self.spares.lock(), |x| !x.faulty);
@@ -266,18 +334,100 @@ impl Array {
             }
             taken |= 1 << s;
         }
-        if taken == 0 {
+        let mut repl = 0u64;
+        for s in super::io::bits(self.sync().want_replace() & self.in_sync() & !taken) {
+            let Some(m) = self.members.get(s) else { break };
+            if m.replacement.is_some() {
+                continue;
+            }
+            let Some(spare) = take(&mut self.spares.lock(), |x| !x.faulty) else {
+                break;
+            };
+            let name = CString::try_from_fmt(fmt!("{}", spare.dev.name()));
+            if m.replacement.replace(Some(spare.dev)).is_err() {
+                break;
+            }
+            if let Ok(name) = &name {
+                pr_info!(
+                    "{}: {} is being built as the replacement of slot {}\n",
+                    self.name(),
+                    name.to_str().unwrap_or("?"),
+                    s
+                );
+            }
+            repl |= 1 << s;
+        }
+        if taken | repl == 0 {
             return false;
         }
         self.note(super::sync::EV_STATE);
-        self.sync().begin_recovery(taken);
+        self.sync().begin_recovery(taken, repl);
         true
     }
 
-    /// A recovery ran to its end: the rebuilt slots are in sync.
+    /// Sets (or clears) what holds the array's I/O off while a replacement takes its slot.
+    pub fn set_freezer(&self, f: Option<crate::sys::disk::Freezer>) {
+        let old = core::mem::replace(&mut *self.freezer.lock(), f);
+        drop(old);
+    }
+
+    /// A recovery ran to its end: the rebuilt slots are in sync, and replacements take their
+    /// slots with the array's I/O held off, so that no write goes to the old device only.
     pub(super) fn finish_recovery(&self) {
-        let done = self.sync().end_recovery();
+        let f = self.freezer.lock();
+        match f.as_ref() {
+            Some(f) => f.frozen(|| self.finish_recovery_quiet()),
+            None => self.finish_recovery_quiet(),
+        }
+    }
+
+    fn finish_recovery_quiet(&self) {
+        let (done, replaced) = self.sync().end_recovery();
         self.in_sync.fetch_or(done, Ordering::AcqRel);
+        for s in super::io::bits(replaced) {
+            let Some(m) = self.members.get(s) else {
+                continue;
+            };
+            // The replacement takes the slot, its cache flushed first (array flushes did not
+            // reach it); the device it replaces goes faulty, as md's.
+            if let Some(r) = m.replacement.get() {
+                if r.flush().is_err() {
+                    pr_err!(
+                        "{}: flush of slot {}'s replacement failed\n",
+                        self.name(),
+                        s
+                    );
+                }
+            }
+            let Ok(Some(new)) = m.replacement.replace(None) else {
+                continue;
+            };
+            match m.dev.replace(Some(new)) {
+                Ok(Some(old)) => {
+                    pr_info!(
+                        "{}: slot {} replaced; {} is faulty\n",
+                        self.name(),
+                        s,
+                        old.name()
+                    );
+                    let _ = put(
+                        &mut self.spares.lock(),
+                        Spare {
+                            dev: old,
+                            faulty: true,
+                        },
+                    );
+                }
+                Ok(None) => {}
+                Err(_) => pr_err!(
+                    "{}: slot {}: no memory to swap in its replacement\n",
+                    self.name(),
+                    s
+                ),
+            }
+            m.errors.store(0, Ordering::Relaxed);
+            self.sync().set_want_replace(s, false);
+        }
         pr_info!(
             "{}: recovery done, {} of {} members in sync\n",
             self.name(),

@@ -152,6 +152,8 @@ impl Level {
 pub struct Member {
     /// The open device, if any; its I/O in flight counts for read balancing.
     pub dev: DevSlot,
+    /// A spare being built to replace `dev` while it serves (md's `want_replacement`).
+    pub replacement: DevSlot,
     /// Where the last read sent here ended, to keep sequential reads on one member.
     pub next_seq: AtomicU64,
     /// I/O errors seen (md's `errors`).
@@ -197,6 +199,10 @@ pub struct Array {
     dirs: Mutex<members::Dirs>,
     /// The module's workqueue.
     wq: QueueRef,
+    /// The array's own queue, held off while a replacement takes its slot; set once the disk
+    /// exists, cleared before it goes.
+    #[pin]
+    freezer: Mutex<Option<crate::sys::disk::Freezer>>,
     // Dropped after `members` and `spares`, which it claims.
     holder: Holder,
     _module: ModuleRef,
@@ -246,6 +252,7 @@ impl Array {
                     "rraid::dirs"
                 ),
                 wq,
+                freezer <- new_mutex!(None, "rraid::freezer"),
                 holder,
                 _module: module,
             }),

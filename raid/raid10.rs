@@ -47,6 +47,7 @@ impl Array {
                 // Members being recovered take writes behind the recovery.
                 let sync = self.in_sync() | self.sync().recovered_below(s + 1);
                 let mut sent = false;
+                let repl = self.sync().replaced_below(s + 1);
                 for c in g.map(s).filter(|c| sync & (1 << c.member) != 0) {
                     self.send_piece(
                         src,
@@ -58,6 +59,18 @@ impl Array {
                         0,
                         entered.as_ref(),
                     )?;
+                    if repl & (1 << c.member) != 0 {
+                        self.send_piece(
+                            src,
+                            Kind::Replace,
+                            c.member,
+                            c.sector,
+                            skip,
+                            n,
+                            0,
+                            entered.as_ref(),
+                        )?;
+                    }
                     sent = true;
                 }
                 if !sent {

@@ -103,6 +103,11 @@ impl Array {
                 write!(w, " {}[{}]{}", d.name(), slot, flag)?;
             }
         }
+        for (slot, m) in self.members.iter().enumerate() {
+            if let Some(d) = m.replacement.get() {
+                write!(w, " {}[{}](R)", d.name(), slot)?;
+            }
+        }
         for (k, s) in self.spares.lock().iter().flatten().enumerate() {
             let flag = if s.faulty { "(F)" } else { "(S)" };
             write!(w, " {}[{}]{}", s.dev.name(), n + k, flag)?;

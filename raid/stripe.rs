@@ -340,10 +340,12 @@ impl Stripes {
         let cols = self.cols.min(MAX_COLS);
         let col = Column::new(&self.geo, stripe, array.failed_set());
         let targets = array.sync().recovering() & col.failed();
-        if targets == 0 {
+        let alive = col.all() & !col.failed();
+        // Replacements are copied raw from the members they replace.
+        let reps = array.sync().replacing() & alive;
+        if targets | reps == 0 {
             return Ok(());
         }
-        let alive = col.all() & !col.failed();
         let bad = window_io(
             self,
             array,
@@ -370,15 +372,32 @@ impl Stripes {
             .map_err(|_| 0 as Set)?;
         }
         array.writes.fetch_add(1, Ordering::Acquire);
-        let res = window_io(
-            self,
-            array,
-            slot,
-            base,
-            &[targets; MAX_COLS][..cols],
-            true,
-            false,
-        );
+        let res = if targets != 0 {
+            window_io(
+                self,
+                array,
+                slot,
+                base,
+                &[targets; MAX_COLS][..cols],
+                true,
+                false,
+            )
+        } else {
+            Ok(0)
+        };
+        if reps != 0 {
+            // Failures drop the replacement, never the member.
+            let _ = window_io_to(
+                self,
+                array,
+                slot,
+                base,
+                &[reps; MAX_COLS][..cols],
+                true,
+                false,
+                Target::Replacements,
+            );
+        }
         array.writes.fetch_sub(1, Ordering::Release);
         match res {
             Ok(0) => Ok(()),
@@ -828,8 +847,32 @@ fn group_io(
             let sets = if write { w.writes() } else { w.reads() };
             op.submit(io, st, array, slot, &sets[..cols], write)?;
         }
-        Ok(io.wait())
+        let bad = io.wait();
+        drop_failed_replacements(array, io.failed_replacements());
+        Ok(bad)
     })
+}
+
+/// Gives up the replacements whose writes failed (the members stay).
+fn drop_failed_replacements(array: &Array, failed: Set) {
+    for s in bits(failed) {
+        if array.sync().drop_replacing(s) {
+            pr_warn!(
+                "{}: write error on the replacement of slot {}: replacement given up\n",
+                array.name(),
+                s
+            );
+        }
+    }
+}
+
+/// Where a window's member I/O goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// The members' devices; writes also reach replacements being built behind their point.
+    Members,
+    /// Only the replacements being built (the sync thread's copy).
+    Replacements,
 }
 
 /// Member I/O of a window, waited for: returns the members whose I/O failed.
@@ -842,9 +885,26 @@ fn window_io(
     write: bool,
     fua: bool,
 ) -> Result<Set, BlkStatus> {
+    window_io_to(st, array, slot, base, sets, write, fua, Target::Members)
+}
+
+/// As [`window_io`], to `target`.
+#[expect(clippy::too_many_arguments)]
+fn window_io_to(
+    st: &Stripes,
+    array: &Array,
+    slot: &Slot,
+    base: u64,
+    sets: &[Set],
+    write: bool,
+    fua: bool,
+    target: Target,
+) -> Result<Set, BlkStatus> {
     PageIo::batch(|io| {
-        submit_sets(io, st, array, slot, base, sets, write, fua)?;
-        Ok(io.wait())
+        submit_sets(io, st, array, slot, base, sets, write, fua, target)?;
+        let bad = io.wait();
+        drop_failed_replacements(array, io.failed_replacements());
+        Ok(bad)
     })
 }
 
@@ -860,7 +920,15 @@ fn submit_sets<'a>(
     sets: &[Set],
     write: bool,
     fua: bool,
+    target: Target,
 ) -> Result<(), BlkStatus> {
+    // Replacements take the writes of windows their build has passed.
+    let end = base.saturating_sub(st.geo.data_offset()) + st.window_sectors();
+    let repl = match target {
+        Target::Members if write => array.sync().replaced_below(end),
+        Target::Members => 0,
+        Target::Replacements => !0,
+    };
     let Some(first) = slot
         .heads
         .iter()
@@ -877,9 +945,18 @@ fn submit_sets<'a>(
             continue;
         }
         // A slot emptied since the plan: its I/O fails, as a member's would.
-        let Some(dev) = array.dev(m) else {
+        let dev = match target {
+            Target::Members => array.dev(m),
+            Target::Replacements => None,
+        };
+        if target == Target::Members && dev.is_none() {
             io.fail(m);
             continue;
+        }
+        let rdev = if repl & (1 << m) != 0 {
+            array.members().get(m).and_then(|x| x.replacement.get())
+        } else {
+            None
         };
         let mut c = 0;
         while let Some(&set) = sets.get(c) {
@@ -898,8 +975,14 @@ fn submit_sets<'a>(
             }
             let sector = base + start as u64 * COL_SECTORS;
             let run = pages.get(..n).unwrap_or(&[]);
-            io.submit(&st.bioset, dev.clone(), m, sector, write, fua, run)
-                .map_err(|_| BlkStatus::IOERR)?;
+            if let Some(d) = &dev {
+                io.submit(&st.bioset, d.clone(), m, sector, write, fua, run)
+                    .map_err(|_| BlkStatus::IOERR)?;
+            }
+            if let Some(r) = &rdev {
+                io.submit_replacement(&st.bioset, r.clone(), m, sector, fua, run)
+                    .map_err(|_| BlkStatus::IOERR)?;
+            }
         }
     }
     Ok(())
@@ -942,6 +1025,7 @@ impl StripeOp {
             sets,
             write,
             write && self.fua,
+            Target::Members,
         )
     }
 

@@ -237,9 +237,15 @@ struct Counters {
     interrupt: AtomicBool,
     /// Member sectors below this are in sync; `u64::MAX` when all are.
     resync_point: AtomicU64,
-    /// Slots whose new device is being rebuilt (md's recovering spares), and how far.
+    /// Slots whose new device is being rebuilt (md's recovering spares), slots whose
+    /// replacement is being built while they serve (md's `want_replacement`), and how far both
+    /// are.
     recovering: AtomicU64,
+    replacing: AtomicU64,
     recovery_point: AtomicU64,
+    /// Slots asked to be replaced (md's `WantReplacement`), waiting for a spare or being
+    /// replaced.
+    want_replace: AtomicU64,
     /// A member failed or a spare came: see whether a recovery can start.
     kick_pending: AtomicBool,
     /// Where the running job is, and where it ends, in member sectors.
@@ -292,6 +298,8 @@ impl SyncState {
                 interrupt: AtomicBool::new(false),
                 resync_point: AtomicU64::new(if clean { u64::MAX } else { 0 }),
                 recovering: AtomicU64::new(0),
+                replacing: AtomicU64::new(0),
+                want_replace: AtomicU64::new(0),
                 recovery_point: AtomicU64::new(0),
                 kick_pending: AtomicBool::new(false),
                 done: AtomicU64::new(0),
@@ -327,22 +335,71 @@ impl SyncState {
         }
     }
 
+    /// The slots whose replacement is being built and has passed member sector `end`: writes
+    /// there go to the replacement too.
+    pub fn replaced_below(&self, end: u64) -> u64 {
+        let rep = self.c.replacing.load(Ordering::Acquire);
+        if rep != 0 && end <= self.c.recovery_point.load(Ordering::Acquire) {
+            rep
+        } else {
+            0
+        }
+    }
+
+    /// The slots whose replacement is being built.
+    pub fn replacing(&self) -> u64 {
+        self.c.replacing.load(Ordering::Acquire)
+    }
+
+    /// The slots asked to be replaced.
+    pub fn want_replace(&self) -> u64 {
+        self.c.want_replace.load(Ordering::Acquire)
+    }
+
+    /// Asks for slot `slot` to be replaced (`want`), or no longer.
+    pub(super) fn set_want_replace(&self, slot: usize, want: bool) {
+        if want {
+            self.c.want_replace.fetch_or(1 << slot, Ordering::AcqRel);
+        } else {
+            self.c
+                .want_replace
+                .fetch_and(!(1 << slot), Ordering::AcqRel);
+        }
+    }
+
+    /// A write to slot `slot`'s replacement failed: the replacement is given up (the member
+    /// stays; another spare may try again). Any context.
+    pub fn drop_replacing(&self, slot: usize) -> bool {
+        let had = self
+            .c
+            .replacing
+            .fetch_and(!(1u64 << slot), Ordering::AcqRel)
+            & (1 << slot);
+        self.want_kick();
+        had != 0
+    }
+
     /// The slots being recovered.
     pub fn recovering(&self) -> u64 {
         self.c.recovering.load(Ordering::Acquire)
     }
 
-    /// Starts the recovery of the slots `slots` from member sector 0.
-    pub(super) fn begin_recovery(&self, slots: u64) {
+    /// Starts the recovery of the slots `slots` and the replacements of `repl` from member
+    /// sector 0.
+    pub(super) fn begin_recovery(&self, slots: u64, repl: u64) {
         self.c.recovery_point.store(0, Ordering::Release);
         self.c.recovering.store(slots, Ordering::Release);
+        self.c.replacing.store(repl, Ordering::Release);
     }
 
-    /// The recovery ran to its end: returns the slots it rebuilt, which are no longer
-    /// recovering.
-    pub(super) fn end_recovery(&self) -> u64 {
+    /// The recovery ran to its end: returns the slots it rebuilt and the slots whose
+    /// replacement it built, which are no longer in progress.
+    pub(super) fn end_recovery(&self) -> (u64, u64) {
         self.c.recovery_point.store(u64::MAX, Ordering::Release);
-        self.c.recovering.swap(0, Ordering::AcqRel)
+        (
+            self.c.recovering.swap(0, Ordering::AcqRel),
+            self.c.replacing.swap(0, Ordering::AcqRel),
+        )
     }
 
     /// Slot `slot` failed while it was being recovered: the recovery of it is over.
@@ -385,7 +442,7 @@ impl SyncState {
             "frozen"
         } else if let Some(a) = c.requested {
             a.name()
-        } else if c.running && self.recovering() != 0 {
+        } else if c.running && self.recovering() | self.replacing() != 0 {
             "recover"
         } else if c.running && self.needs_resync() {
             "resync"
@@ -511,7 +568,9 @@ impl Array {
         match (action, &self.level) {
             (_, Level::Raid0(_)) => Some("no redundancy"),
             _ if self.is_broken() => Some("the array is broken"),
-            (Action::Recover, _) if self.sync.recovering() == 0 => Some("nothing to recover"),
+            (Action::Recover, _) if self.sync.recovering() | self.sync.replacing() == 0 => {
+                Some("nothing to recover")
+            }
             (Action::Recover, _) if sync == 0 => Some("no member in sync"),
             (Action::Recover, _) => None,
             (_, Level::Raid1(_)) if sync < 2 => Some("fewer than two members in sync"),
@@ -529,7 +588,10 @@ impl Array {
         if c.frozen || c.closing {
             return None;
         }
-        if self.sync.recovering() != 0 || self.spare_wanted() {
+        if self.sync.recovering() | self.sync.replacing() != 0
+            || self.spare_wanted()
+            || self.replacement_wanted()
+        {
             if self.level.redundancy(self.members.len()) > 0 && !self.is_broken() {
                 return Some(Action::Recover);
             }
@@ -949,14 +1011,25 @@ impl Array {
                 }
                 Action::Recover => {
                     let rec = self.sync.recovering() & !sync;
+                    let rep = self.sync.replacing() & sync;
                     let mut t = [(0usize, 0u64); MAX_COPIES];
-                    let mut j = 0;
-                    for &c in copies.iter().filter(|c| rec & (1 << c.0) != 0) {
-                        if let Some(slot) = t.get_mut(j) {
-                            *slot = c;
-                            j += 1;
+                    let mut r = [(0usize, 0u64); MAX_COPIES];
+                    let (mut j, mut k) = (0, 0);
+                    for &c in copies {
+                        if rec & (1 << c.0) != 0 {
+                            if let Some(slot) = t.get_mut(j) {
+                                *slot = c;
+                                j += 1;
+                            }
+                        }
+                        if rep & (1 << c.0) != 0 {
+                            if let Some(slot) = r.get_mut(k) {
+                                *slot = c;
+                                k += 1;
+                            }
                         }
                     }
+                    self.replace_io(win, r.get(..k).unwrap_or(&[]), pages);
                     self.sync_io(win, t.get(..j).unwrap_or(&[]), 0, pages, true, |_| 0)
                 }
                 Action::Check => {
@@ -1043,6 +1116,46 @@ impl Array {
             failed |= self.sync_io(win, targets, first, pages, true, |_| 0);
         }
         failed
+    }
+
+    /// Writes the first `pages` pages of row 0 to the replacements of the members in `copies`
+    /// (member, member sector); a failure gives up that replacement, never the member.
+    fn replace_io(&self, win: &Window, copies: &[(usize, u64)], pages: usize) {
+        if copies.is_empty() {
+            return;
+        }
+        let failed = PageIo::batch(|io| {
+            for &(m, sector) in copies {
+                let (Some(dev), Some(slice)) = (
+                    self.members.get(m).and_then(|x| x.replacement.get()),
+                    win.rows.first().and_then(|r| r.get(..pages)),
+                ) else {
+                    continue;
+                };
+                let mut refs = KVec::new();
+                let ok = slice
+                    .iter()
+                    .try_for_each(|p| refs.push(p, GFP_KERNEL))
+                    .is_ok()
+                    && io
+                        .submit_replacement(&win.set, dev, m, sector, false, &refs)
+                        .is_ok();
+                if !ok {
+                    self.sync.drop_replacing(m);
+                }
+            }
+            io.wait();
+            io.failed_replacements()
+        });
+        for m in bits(failed) {
+            if self.sync.drop_replacing(m) {
+                pr_warn!(
+                    "{}: write error on the replacement of slot {}: replacement given up\n",
+                    self.name(),
+                    m
+                );
+            }
+        }
     }
 
     /// Reads (or writes) pages `[first, first + pages)` of a window row to or from each copy

@@ -664,3 +664,55 @@ unsafe extern "C" fn free_disk_trampoline<T: DiskOps>(disk: *mut bindings::gendi
         ));
     }
 }
+
+/// A counted reference to an array disk's request queue, to hold its I/O off for a moment
+/// (a member device swapped under writes).
+///
+/// # Invariants
+///
+/// `q` is a request queue this value holds a reference to (`blk_get_queue`).
+pub struct Freezer {
+    q: NonNull<bindings::request_queue>,
+}
+
+// SAFETY: A queue reference may be used and dropped from any task.
+unsafe impl Send for Freezer {}
+// SAFETY: Freezing is serialised by the block layer.
+unsafe impl Sync for Freezer {}
+
+impl<T: DiskOps> Disk<T> {
+    /// A reference to the disk's queue, for [`Freezer::frozen`].
+    pub fn freezer(&self) -> Result<Freezer> {
+        // SAFETY: The disk is live (type invariant) and its queue fixed for its life; the
+        // reference taken keeps the queue after the disk goes.
+        let q = unsafe { (*self.disk.as_ptr()).queue };
+        let q = NonNull::new(q).ok_or(ENODEV)?;
+        // SAFETY: `q` is the live queue of a live disk.
+        if !unsafe { bindings::blk_get_queue(q.as_ptr()) } {
+            return Err(ENODEV);
+        }
+        // INVARIANT: reference taken above.
+        Ok(Freezer { q })
+    }
+}
+
+impl Freezer {
+    /// Runs `f` with no request of the queue in flight and none starting: every request has
+    /// completed, and new ones wait until `f` returns. Task context; the caller must hold no
+    /// request of this queue, nor anything its requests wait for.
+    pub fn frozen<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: We hold a reference to the queue (type invariant).
+        unsafe { bindings::blk_mq_freeze_queue(self.q.as_ptr()) };
+        let r = f();
+        // SAFETY: As above; frozen just above by this task.
+        unsafe { bindings::blk_mq_unfreeze_queue(self.q.as_ptr()) };
+        r
+    }
+}
+
+impl Drop for Freezer {
+    fn drop(&mut self) {
+        // SAFETY: We own one reference (type invariant).
+        unsafe { bindings::blk_put_queue(self.q.as_ptr()) };
+    }
+}

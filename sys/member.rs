@@ -206,6 +206,12 @@ impl MemberDev {
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 
+    /// Flushes the device's write cache and waits for it. Task context.
+    pub fn flush(&self) -> Result {
+        // SAFETY: The device is open (type invariant); the call sleeps, which the caller allows.
+        kernel::error::to_result(unsafe { bindings::blkdev_issue_flush(self.bdev()) })
+    }
+
     /// Reads or writes `len` bytes of `page` at `sector` and waits for it.
     ///
     /// For the slow paths (repairing a read error): the bio lives on this stack frame and needs

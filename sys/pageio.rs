@@ -17,6 +17,8 @@ use kernel::{bindings, prelude::*, types::Opaque};
 pub struct PageCtx {
     io: *const Inner,
     member: usize,
+    /// The bio went to the member's replacement.
+    repl: bool,
     /// Keeps the member's device in its slot until the bio is done.
     _dev: DevRef,
 }
@@ -28,14 +30,15 @@ unsafe impl Send for PageCtx {}
 impl BioCtx for PageCtx {
     fn end_io(bio: Bio<Self>) {
         let status = bio.status();
-        let (io, member) = (bio.ctx().io, bio.ctx().member);
+        let (io, member, repl) = (bio.ctx().io, bio.ctx().member, bio.ctx().repl);
         // Put the bio (and the device reference) before the waiter may return.
         drop(bio);
         // SAFETY: The batch lives until its count reaches zero and the waiter is woken; this
         // bio holds one count.
         let io = unsafe { &*io };
         if !status.is_ok() {
-            io.failed.fetch_or(1u64 << (member & 63), Ordering::AcqRel);
+            let mask = if repl { &io.failed_repl } else { &io.failed };
+            mask.fetch_or(1u64 << (member & 63), Ordering::AcqRel);
         }
         io.put();
     }
@@ -51,6 +54,8 @@ impl BioCtx for PageCtx {
 struct Inner {
     pending: AtomicU32,
     failed: AtomicU64,
+    /// Members whose replacement's bio failed ([`PageIo::submit_replacement`]).
+    failed_repl: AtomicU64,
     #[pin]
     done: Opaque<bindings::completion>,
     #[pin]
@@ -85,6 +90,7 @@ impl<'a> PageIo<'_, 'a> {
         kernel::stack_pin_init!(let inner = pin_init!(Inner {
             pending: AtomicU32::new(1),
             failed: AtomicU64::new(0),
+            failed_repl: AtomicU64::new(0),
             // SAFETY: `slot` is pinned memory for a completion: `done = 0` and an initialised
             // wait queue are what `init_completion` does.
             done <- Opaque::ffi_init(|slot: *mut bindings::completion| unsafe {
@@ -122,6 +128,41 @@ impl<'a> PageIo<'_, 'a> {
         fua: bool,
         pages: &[&'a PageBuf],
     ) -> Result {
+        self.submit_to(set, dev, member, sector, write, fua, pages, false)
+    }
+
+    /// Writes `pages` at `sector` of the replacement `dev` of member `member`; its failure is
+    /// told apart ([`PageIo::failed_replacements`]), never as the member's.
+    #[expect(clippy::too_many_arguments)]
+    pub fn submit_replacement(
+        &mut self,
+        set: &BioSet<PageCtx>,
+        dev: DevRef,
+        member: usize,
+        sector: u64,
+        fua: bool,
+        pages: &[&'a PageBuf],
+    ) -> Result {
+        self.submit_to(set, dev, member, sector, true, fua, pages, true)
+    }
+
+    /// The members whose replacement's bios failed; after [`PageIo::wait`].
+    pub fn failed_replacements(&self) -> u64 {
+        self.inner.failed_repl.load(Ordering::Acquire)
+    }
+
+    #[expect(clippy::too_many_arguments)]
+    fn submit_to(
+        &mut self,
+        set: &BioSet<PageCtx>,
+        dev: DevRef,
+        member: usize,
+        sector: u64,
+        write: bool,
+        fua: bool,
+        pages: &[&'a PageBuf],
+        repl: bool,
+    ) -> Result {
         if self.waited {
             return Err(EINVAL);
         }
@@ -134,6 +175,7 @@ impl<'a> PageIo<'_, 'a> {
         let ctx = PageCtx {
             io: &*self.inner,
             member,
+            repl,
             _dev: dev,
         };
         let bio = set.pages(&bdev, sector, op, pages, ctx)?;
