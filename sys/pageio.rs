@@ -133,7 +133,6 @@ impl<'a> PageIo<'_, 'a> {
 
     /// Writes `pages` at `sector` of the replacement `dev` of member `member`; its failure is
     /// told apart ([`PageIo::failed_replacements`]), never as the member's.
-    #[expect(clippy::too_many_arguments)]
     pub fn submit_replacement(
         &mut self,
         set: &BioSet<PageCtx>,
