@@ -480,6 +480,16 @@ fio_suite() {
 		{ fail "fio verify (random/sequential, QD 1/32) on $1"; return 1; }
 }
 
+# randread DEV [FIO_ARGS...]: 4096 random 4K direct reads (fio's output in $T_DIR/rr.out).
+randread() {
+	local dev
+	dev=$1
+	shift
+	fio --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
+		--iodepth=16 --io_size=16M --randrepeat=1 "$@" >"$T_DIR/rr.out" 2>&1 ||
+		{ cat "$T_DIR/rr.out"; fail "fio randread on $dev"; return 1; }
+}
+
 # ext4_check DEV: mkfs.ext4, mount, write files and checksum them, umount, e2fsck -fn,
 # remount, compare checksums, umount.
 ext4_check() {

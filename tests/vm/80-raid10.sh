@@ -322,16 +322,6 @@ r10_read_repair() {
 	dev_cmp /dev/rraid0 /tmp/exp 0 "$size" || { fail "array data differs after the member failed"; return 1; }
 }
 
-# randread DEV: 4096 random 4K direct reads.
-randread() {
-	local dev
-	dev=$1
-	shift
-	fio --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
-		--iodepth=16 --io_size=16M --randrepeat=1 "$@" >"$T_DIR/rr.out" 2>&1 ||
-		{ cat "$T_DIR/rr.out"; fail "fio randread on $dev"; return 1; }
-}
-
 # r10_balance: n2 over 4 (first copies on slots 0 and 2). With assume-clean 4096 random reads
 # reach every member, each at least 10% of them; without it, beyond the resync point (the resync
 # slowed to 1 KiB/s and frozen at once; the reads from 8 MiB on), only the first copies'
