@@ -46,20 +46,12 @@ identical() {
 	done
 }
 
-# md_check_zero DEV...: md's own check over the members finds no mismatch.
+# md_check_zero DEV...: md's own check over the members (md RAID 1, no superblock) finds no
+# mismatch.
 md_check_zero() {
-	local i mm
 	md_build /dev/md0 1 0 "$@" || return 1
-	echo check >/sys/block/md0/md/sync_action || { fail "md check would not start"; return 1; }
-	i=0
-	sleep 0.5
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	mm=$(cat /sys/block/md0/md/mismatch_cnt)
-	md_stop /dev/md0 || return 1
-	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
+	md_check0 || return 1
+	md_stop /dev/md0
 }
 
 # expect_running NAME ACTION: the job runs and sync_completed says how far: out of a 16 MiB
@@ -348,21 +340,11 @@ p_md() {
 # p_md_agrees SHA BYTES: md assembled over the members reads the same first BYTES (sha256 SHA)
 # and its own check finds 0.
 p_md_agrees() {
-	local i mm
-	mdadm --assemble /dev/md0 --run $DISKS </dev/null || { fail "mdadm --assemble"; return 1; }
+	md_asm $DISKS || return 1
 	[ "$(sha_head /dev/md0 "$2")" = "$1" ] ||
 		{ fail "md reads other bytes than rraid did"; return 1; }
-	echo 500000 >/proc/sys/dev/raid/speed_limit_min
-	echo check >/sys/block/md0/md/sync_action || { fail "md check would not start"; return 1; }
-	i=0
-	sleep 0.5
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $i -lt 1200 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	mm=$(cat /sys/block/md0/md/mismatch_cnt)
-	md_stop /dev/md0 || return 1
-	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
+	md_check0 || return 1
+	md_stop /dev/md0
 }
 
 # sync_parity_resync LEVEL [LAYOUT]: RAID 5, 6 or 10 over members of random bytes, without
