@@ -337,11 +337,15 @@ p_md() {
 	md_stop /dev/md0
 }
 
-# p_md_agrees SHA BYTES: md assembled over the members reads the same first BYTES (sha256 SHA)
-# and its own check finds 0.
+# p_md_agrees: rraid0 is removed, md assembled over the members reads the same bytes as rraid0
+# did (sha256) and its own check finds 0.
 p_md_agrees() {
+	local bytes want
+	bytes=$(dev_bytes /dev/rraid0)
+	want=$(sha_head /dev/rraid0 "$bytes")
+	rm_array rraid0 || return 1
 	md_asm $DISKS || return 1
-	[ "$(sha_head /dev/md0 "$2")" = "$1" ] ||
+	[ "$(sha_head /dev/md0 "$bytes")" = "$want" ] ||
 		{ fail "md reads other bytes than rraid did"; return 1; }
 	md_check0 || return 1
 	md_stop /dev/md0
@@ -367,10 +371,7 @@ sync_parity_resync() {
 	fio_check /dev/rraid0 --size=8M --offset=16M || return 1
 	run_action rraid0 check || return 1
 	expect_attr rraid0 mismatch_cnt 0 || return 1
-	bytes=$(dev_bytes /dev/rraid0)
-	want=$(sha_head /dev/rraid0 "$bytes")
-	rm_array rraid0 || return 1
-	p_md_agrees "$want" "$bytes"
+	p_md_agrees
 }
 
 # sync_parity_check_repair LEVEL COUNT [LAYOUT]: one 4 KiB block corrupted on one member: check
@@ -393,10 +394,7 @@ sync_parity_check_repair() {
 	expect_attr rraid0 mismatch_cnt "$2" || return 1
 	run_action rraid0 check || return 1
 	expect_attr rraid0 mismatch_cnt 0 || return 1
-	bytes=$(dev_bytes /dev/rraid0)
-	want=$(sha_head /dev/rraid0 "$bytes")
-	rm_array rraid0 || return 1
-	p_md_agrees "$want" "$bytes"
+	p_md_agrees
 }
 
 # map_at NAME DISK K: /dev/mapper/NAME, the K-th 16 MiB of DISK; prints its path.
