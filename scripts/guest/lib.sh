@@ -394,6 +394,37 @@ md_stop() {
 	mdadm --stop "$1" || { fail "mdadm --stop $1"; return 1; }
 }
 
+# md_asm MEMBERS...: assembles /dev/md0 from its superblocks (fewer members: degraded).
+md_asm() {
+	mdadm --assemble /dev/md0 --run "$@" </dev/null || { fail "mdadm --assemble /dev/md0 $*"; return 1; }
+	[ -b /dev/md0 ] || { fail "/dev/md0 missing after assemble"; return 1; }
+}
+
+# md_idle: waits (at most 150 s) until md0 runs no sync action.
+md_idle() {
+	local i
+	i=0
+	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ]; do
+		[ $i -lt 1500 ] || { fail "md0 still runs '$(cat /sys/block/md0/md/sync_action)' after 150 s"; return 1; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# md_check0: md's `check` over md0 runs to its end and finds mismatch_cnt 0.
+md_check0() {
+	local mc
+	echo 500000 >/proc/sys/dev/raid/speed_limit_min
+	md_idle || return 1
+	echo check >/sys/block/md0/md/sync_action || { fail "echo check > md0 sync_action"; return 1; }
+	md_idle || return 1
+	[ "$(cat /sys/block/md0/md/last_sync_action)" = check ] ||
+		{ fail "md0 last_sync_action '$(cat /sys/block/md0/md/last_sync_action)': check did not run"; return 1; }
+	mc=$(cat /sys/block/md0/md/mismatch_cnt)
+	echo "md check: mismatch_cnt $mc"
+	[ "$mc" = 0 ] || { fail "md check over rraid's members: mismatch_cnt $mc"; return 1; }
+}
+
 # --- I/O checks ------------------------------------------------------------------------------
 
 FIO_COMMON="--ioengine=libaio --direct=1 --group_reporting --randrepeat=1 --verify=crc32c --verify_fatal=1"
@@ -424,6 +455,39 @@ fio_check() {
 	shift
 	fio --name=verify --filename="$dev" $FIO_COMMON --rw=randwrite --bsrange=4k-256k \
 		--iodepth=16 --verify_only "$@" || { fail "fio verify-only on $dev failed"; return 1; }
+}
+
+# FIO_MB: MiB per fio_suite job (4 under RRAID_FULL=1).
+FIO_MB=1
+[ "${RRAID_FULL:-0}" = 1 ] && FIO_MB=4
+
+# fio_suite DEV BYTES SEED: one fio (each start costs seconds under TCG) with four jobs at
+# once, each in its own quarter of the device (the quarters share stripes where they meet),
+# each verifying what it wrote: random 4K..1M at QD 32, sequential 4K..1M at QD 1 and at QD 32,
+# random 4K at QD 1.
+fio_suite() {
+	local q
+	q=$(($2 / 4 / 4096 * 4096))
+	fio --filename="$1" $FIO_COMMON --do_verify=1 --size="$q" \
+		--name=rand-qd32 --rw=randwrite --bsrange=4k-1M --iodepth=32 \
+		--io_size=$((q < 2 * FIO_MB << 20 ? q : 2 * FIO_MB << 20)) --randseed="$3" \
+		--name=seq-qd1 --offset="$q" --rw=write --bsrange=4k-1M --iodepth=1 \
+		--size=$((q < FIO_MB << 20 ? q : FIO_MB << 20)) --randseed=$(($3 + 1)) \
+		--name=seq-qd32 --offset=$((2 * q)) --rw=write --bsrange=4k-1M --iodepth=32 \
+		--size=$((q < FIO_MB << 20 ? q : FIO_MB << 20)) --randseed=$(($3 + 2)) \
+		--name=rand4k-qd1 --offset=$((3 * q)) --rw=randwrite --bs=4k --iodepth=1 \
+		--io_size=$((FIO_MB * 128))K --randseed=$(($3 + 3)) ||
+		{ fail "fio verify (random/sequential, QD 1/32) on $1"; return 1; }
+}
+
+# randread DEV [FIO_ARGS...]: 4096 random 4K direct reads (fio's output in $T_DIR/rr.out).
+randread() {
+	local dev
+	dev=$1
+	shift
+	fio --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
+		--iodepth=16 --io_size=16M --randrepeat=1 "$@" >"$T_DIR/rr.out" 2>&1 ||
+		{ cat "$T_DIR/rr.out"; fail "fio randread on $dev"; return 1; }
 }
 
 # ext4_check DEV: mkfs.ext4, mount, write files and checksum them, umount, e2fsck -fn,
@@ -470,6 +534,108 @@ zero() {
 			dd if=/dev/zero of="$z" bs=4096 count=$((zb / 4096)) oflag=direct 2>/dev/null
 		fi || { fail "zeroing $z"; return 1; }
 	done
+}
+
+# --- array data (uring-write, blkcmp, blkzeroout) -------------------------------------------
+# Under TCG /dev/urandom is slow to read, fio slow to start (it loads 80 MiB of libraries), and
+# pipes and cmp are slow: data is made by pat, written by uring-write (which also keeps the
+# test's image of the array, /tmp/exp) and compared by blkcmp, which says where it differs.
+
+UWRITE="${UWRITE:-/rraid/uring-write}"
+
+# zero_members DEV...: BLKZEROOUT over whole members (fast on virtio: QEMU zeroes the file).
+zero_members() {
+	local d
+	for d in "$@"; do
+		/rraid/blkzeroout "$d" 0 "$(dev_bytes "$d")" || { fail "zeroing $d"; return 1; }
+	done
+}
+
+# pat FILE BYTES: random bytes, no two 4K blocks alike within 64 MiB: one MiB from
+# /dev/urandom, repeated with a rotation of its own per MiB (i x 151 KiB + i x 64 bytes: distinct
+# modulo 4K for i < 64).
+pat() {
+	local i r
+	head -c 1048576 /dev/urandom >/tmp/pat-base || { fail "reading /dev/urandom"; return 1; }
+	: >"$1"
+	i=0
+	while [ $((i * 1048576)) -lt "$2" ]; do
+		r=$(((i * 151 * 1024 + i * 64) % 1048576))
+		dd if=/tmp/pat-base bs=64k iflag=skip_bytes skip=$r 2>/dev/null >>"$1"
+		dd if=/tmp/pat-base bs=64k iflag=count_bytes count=$r 2>/dev/null >>"$1"
+		i=$((i + 1))
+	done
+	truncate -s "$2" "$1"
+	[ "$(stat -c %s "$1")" -eq "$2" ] || { fail "making $1"; return 1; }
+}
+
+# dev_cmp A B OFF LEN: A's bytes [OFF, OFF+LEN) equal B's (devices read with O_DIRECT); blkcmp
+# prints where they differ.
+dev_cmp() {
+	/rraid/blkcmp "$1" "$2" "$3" "$4"
+}
+
+# dev_save DEV BYTES: DEV's first BYTES into /tmp/got (O_DIRECT).
+dev_save() {
+	dd if="$1" of=/tmp/got bs=1M iflag=direct,count_bytes count="$2" 2>/dev/null &&
+		[ "$(stat -c %s /tmp/got)" -eq "$2" ] || { fail "reading $2 bytes of $1"; return 1; }
+}
+
+# put SRC OFF LEN: one O_DIRECT write of SRC's bytes [OFF, OFF+LEN) to rraid0 at OFF, mirrored
+# into the expected image /tmp/exp.
+put() {
+	$UWRITE -m /tmp/exp /dev/rraid0 "$1" "$2:$3" || { fail "write $3 bytes at $2"; return 1; }
+}
+
+# write_pat [BS]: /tmp/pat1 over the start of rraid0 in O_DIRECT writes of BS bytes (default
+# 1 MiB; a full stripe on parity levels); /tmp/exp becomes a copy of it.
+write_pat() {
+	dd if=/tmp/pat1 of=/dev/rraid0 bs="${1:-1M}" oflag=direct 2>/dev/null ||
+		{ fail "writing the pattern"; return 1; }
+	cp /tmp/pat1 /tmp/exp
+}
+
+# fill_pat BYTES [BS]: a fresh pattern (pat /tmp/pat1 BYTES) over the first BYTES of rraid0,
+# written by write_pat BS.
+fill_pat() {
+	pat /tmp/pat1 "$1" || return 1
+	write_pat "${2:-}"
+}
+
+# dust_read MEMBER_BLOCK ARRAY_OFF [WR_FAILS]: makes 512-byte block MEMBER_BLOCK of dm-dust
+# dust0 bad (WR_FAILS: writes fail that often before one clears it) and reads the 4K at
+# ARRAY_OFF of rraid0, whose data (or first copy) lies there; the data is right.
+dust_read() {
+	dmsetup message dust0 0 addbadblock "$1" ${3:-} || { fail "addbadblock $1"; return 1; }
+	dd if=/dev/mapper/dust0 of=/dev/null bs=4k skip=$(($1 / 8)) count=1 iflag=direct 2>/dev/null &&
+		{ fail "dust member reads its bad block $1 without error: the test cannot fail"; return 1; }
+	dev_cmp /dev/rraid0 /tmp/exp "$2" 4096 || { fail "read over bad block $1 returned wrong data"; return 1; }
+}
+
+# --- members by slot ($members: the array's members in slot order) ---------------------------
+
+# fail_slot SLOT: marks the member in SLOT of rraid0 faulty through sysfs; must be accepted.
+fail_slot() {
+	local k r st
+	k=$(kname "$(nth $(($1 + 1)) $members)")
+	r=$(sysw "/sys/block/rraid0/rraid/dev-$k/state" faulty)
+	[ "$r" = OK ] || { fail "echo faulty > dev-$k/state (slot $1): $r"; return 1; }
+	st=$(member_state rraid0 "$k")
+	has_word "$st" faulty || { fail "dev-$k/state is '$st' after faulty"; return 1; }
+}
+
+# without SLOTS...: the members not in SLOTS (0-based), in slot order.
+without() {
+	local i d out
+	i=0 out=
+	for d in $members; do
+		case " $* " in
+		*" $i "*) ;;
+		*) out="$out $d" ;;
+		esac
+		i=$((i + 1))
+	done
+	echo $out
 }
 
 # --- device mapper ---------------------------------------------------------------------------

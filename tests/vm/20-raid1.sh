@@ -165,16 +165,6 @@ r1_read_error() {
 	rm_array rraid0
 }
 
-# randread DEV: 4096 random 4K direct reads.
-randread() {
-	local dev
-	dev=$1
-	shift
-	fio --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
-		--iodepth=16 --io_size=16M --randrepeat=1 "$@" >"$T_DIR/rr.out" 2>&1 ||
-		{ cat "$T_DIR/rr.out"; fail "fio randread on $dev"; return 1; }
-}
-
 # r1_balance N: with assume-clean, a random-read job makes every member's read count grow,
 # each by at least 10% of the job's 4096 reads (a fair split gives each 1/N).
 # The split is printed as a note.

@@ -20,7 +20,6 @@
 . "${RRAID_LIB:-/rraid/lib.sh}"
 
 FULL=${RRAID_FULL:-0}
-UWRITE=/rraid/uring-write
 
 # --- geometry ----------------------------------------------------------------------------------
 
@@ -77,14 +76,6 @@ mk_geo() {
 	mk rraid0 "$(rspec) size=$s assume-clean" "$@"
 }
 
-# zero_members DEV...: BLKZEROOUT over whole members (fast on virtio: QEMU zeroes the file).
-zero_members() {
-	local d
-	for d in "$@"; do
-		/rraid/blkzeroout "$d" 0 "$(dev_bytes "$d")" || { fail "zeroing $d"; return 1; }
-	done
-}
-
 # --- md peers ------------------------------------------------------------------------------------
 
 # md_prep [SIZE_K [MEMBERS...]]: zeroes the members, lets mdadm create /dev/md0 with the current
@@ -110,37 +101,6 @@ md_prep() {
 	md_stop /dev/md0
 }
 
-# md_asm MEMBERS...: assembles /dev/md0 from its superblocks (fewer members: degraded).
-md_asm() {
-	mdadm --assemble /dev/md0 --run "$@" </dev/null || { fail "mdadm --assemble /dev/md0 $*"; return 1; }
-	[ -b /dev/md0 ] || { fail "/dev/md0 missing after assemble"; return 1; }
-}
-
-# md_idle: waits (at most 150 s) until md0 runs no sync action.
-md_idle() {
-	local i
-	i=0
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ]; do
-		[ $i -lt 1500 ] || { fail "md0 still runs '$(cat /sys/block/md0/md/sync_action)' after 150 s"; return 1; }
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
-# md_check0: md's `check` over md0 runs to its end and finds mismatch_cnt 0.
-md_check0() {
-	local mc
-	echo 500000 >/proc/sys/dev/raid/speed_limit_min
-	md_idle || return 1
-	echo check >/sys/block/md0/md/sync_action || { fail "echo check > md0 sync_action"; return 1; }
-	md_idle || return 1
-	[ "$(cat /sys/block/md0/md/last_sync_action)" = check ] ||
-		{ fail "md0 last_sync_action '$(cat /sys/block/md0/md/last_sync_action)': check did not run"; return 1; }
-	mc=$(cat /sys/block/md0/md/mismatch_cnt)
-	echo "md check: mismatch_cnt $mc"
-	[ "$mc" = 0 ] || { fail "md check over rraid's members: mismatch_cnt $mc"; return 1; }
-}
-
 # md_agrees BYTES: rraid0 is removed and md assembled over the same members reads the same
 # first BYTES as rraid0 did, and md's check finds no mismatch.
 md_agrees() {
@@ -153,45 +113,7 @@ md_agrees() {
 
 # --- data helpers ------------------------------------------------------------------------------
 
-# Under TCG /dev/urandom is slow to read, fio slow to start (it loads 80 MiB of libraries), and
-# pipes and cmp are slow: data is made by pat, written by uring-write (which also keeps the
-# test's image of the array, /tmp/exp) and compared by blkcmp, which says where it differs.
-
-# pat FILE BYTES: random bytes, no two 4K blocks alike within 64 MiB: one MiB from
-# /dev/urandom, repeated with a rotation of its own per MiB (i x 151 KiB + i x 64 bytes: distinct
-# modulo 4K for i < 64).
-pat() {
-	local i r
-	head -c 1048576 /dev/urandom >/tmp/pat-base || { fail "reading /dev/urandom"; return 1; }
-	: >"$1"
-	i=0
-	while [ $((i * 1048576)) -lt "$2" ]; do
-		r=$(((i * 151 * 1024 + i * 64) % 1048576))
-		dd if=/tmp/pat-base bs=64k iflag=skip_bytes skip=$r 2>/dev/null >>"$1"
-		dd if=/tmp/pat-base bs=64k iflag=count_bytes count=$r 2>/dev/null >>"$1"
-		i=$((i + 1))
-	done
-	truncate -s "$2" "$1"
-	[ "$(stat -c %s "$1")" -eq "$2" ] || { fail "making $1"; return 1; }
-}
-
-# dev_cmp A B OFF LEN: A's bytes [OFF, OFF+LEN) equal B's (devices read with O_DIRECT); blkcmp
-# prints where they differ.
-dev_cmp() {
-	/rraid/blkcmp "$1" "$2" "$3" "$4"
-}
-
-# dev_save DEV BYTES: DEV's first BYTES into /tmp/got (O_DIRECT).
-dev_save() {
-	dd if="$1" of=/tmp/got bs=1M iflag=direct,count_bytes count="$2" 2>/dev/null &&
-		[ "$(stat -c %s /tmp/got)" -eq "$2" ] || { fail "reading $2 bytes of $1"; return 1; }
-}
-
-# put SRC OFF LEN: one O_DIRECT write of SRC's bytes [OFF, OFF+LEN) to rraid0 at OFF, mirrored
-# into the expected image /tmp/exp.
-put() {
-	$UWRITE -m /tmp/exp /dev/rraid0 "$1" "$2:$3" || { fail "write $3 bytes at $2"; return 1; }
-}
+# pat, put, fill_pat, dev_cmp and the like are lib.sh's (its "array data" section).
 
 # put_batch SRC OFF LEN COUNT: COUNT writes (at most 64), one at a random place in each of COUNT
 # equal slots of [OFF, OFF+LEN), 4K up to a slot long, all sent in one io_uring submission so
@@ -212,20 +134,6 @@ put_batch() {
 	$UWRITE -m /tmp/exp /dev/rraid0 "$1" $ranges || { fail "uring-write of $4 ranges"; return 1; }
 }
 
-# fill_pat BYTES: writes a fresh random pattern (/tmp/pat1) over the first BYTES of rraid0 in
-# full stripes (BYTES a multiple of the stripe); /tmp/exp becomes a copy of it.
-fill_pat() {
-	pat /tmp/pat1 "$1" || return 1
-	write_pat "$1"
-}
-
-# write_pat BYTES: fill_pat with the /tmp/pat1 there is.
-write_pat() {
-	dd if=/tmp/pat1 of=/dev/rraid0 bs="$stripe" oflag=direct 2>/dev/null ||
-		{ fail "writing the pattern"; return 1; }
-	cp /tmp/pat1 /tmp/exp
-}
-
 # stat_files DEV...: the members' /sys/block/X/stat files, for member_reads.
 stat_files() {
 	local d
@@ -244,30 +152,6 @@ reads_delta() {
 	echo "$1 / $2" | awk '{ n = (NF - 1) / 2; s = 0
 		for (i = 1; i <= n; i++) { d = $(n + 1 + i) - $i; s += d; printf "%d ", d }
 		print s }'
-}
-
-# fail_slot SLOT: marks the member in SLOT of rraid0 faulty through sysfs; must be accepted.
-fail_slot() {
-	local k r st
-	k=$(kname "$(nth $(($1 + 1)) $members)")
-	r=$(sysw "/sys/block/rraid0/rraid/dev-$k/state" faulty)
-	[ "$r" = OK ] || { fail "echo faulty > dev-$k/state (slot $1): $r"; return 1; }
-	st=$(member_state rraid0 "$k")
-	has_word "$st" faulty || { fail "dev-$k/state is '$st' after faulty"; return 1; }
-}
-
-# without SLOTS...: the members not in SLOTS (0-based), in slot order.
-without() {
-	local i d out
-	i=0 out=
-	for d in $members; do
-		case " $* " in
-		*" $i "*) ;;
-		*) out="$out $d" ;;
-		esac
-		i=$((i + 1))
-	done
-	echo $out
 }
 
 # --- status ------------------------------------------------------------------------------------
@@ -319,29 +203,6 @@ mk_like_md() {
 }
 
 # --- configurations ----------------------------------------------------------------------------
-
-# FIO_MB: MiB per fio pass in the configurations (more under RRAID_FULL).
-FIO_MB=1
-[ "$FULL" = 1 ] && FIO_MB=4
-
-# fio_suite DEV BYTES SEED: one fio (each start costs seconds under TCG) with four jobs at
-# once, each in its own quarter of the device (the quarters share stripes where they meet),
-# each verifying what it wrote: random 4K..1M at QD 32, sequential 4K..1M at QD 1 and at QD 32,
-# random 4K at QD 1.
-fio_suite() {
-	local q
-	q=$(($2 / 4 / 4096 * 4096))
-	fio --filename="$1" $FIO_COMMON --do_verify=1 --size="$q" \
-		--name=rand-qd32 --rw=randwrite --bsrange=4k-1M --iodepth=32 \
-		--io_size=$((q < 2 * FIO_MB << 20 ? q : 2 * FIO_MB << 20)) --randseed="$3" \
-		--name=seq-qd1 --offset="$q" --rw=write --bsrange=4k-1M --iodepth=1 \
-		--size=$((q < FIO_MB << 20 ? q : FIO_MB << 20)) --randseed=$(($3 + 1)) \
-		--name=seq-qd32 --offset=$((2 * q)) --rw=write --bsrange=4k-1M --iodepth=32 \
-		--size=$((q < FIO_MB << 20 ? q : FIO_MB << 20)) --randseed=$(($3 + 2)) \
-		--name=rand4k-qd1 --offset=$((3 * q)) --rw=randwrite --bs=4k --iodepth=1 \
-		--io_size=$((FIO_MB * 128))K --randseed=$(($3 + 3)) ||
-		{ fail "fio verify (random/sequential, QD 1/32) on $1"; return 1; }
-}
 
 # r5_cfg LEVEL LAYOUT N CHUNK_K SIZE_K: attributes, fio suite, then md over the same members
 # reads the same bytes and its check finds no mismatch.
@@ -683,7 +544,7 @@ deg_case() {
 	mk_geo "$md_comp" || return 1
 	size=$(dev_bytes /dev/rraid0)
 	[ $((size / stripe)) -ge 16 ] || { fail "deg_case needs 16 stripes, has $((size / stripe))"; return 1; }
-	write_pat "$size" || return 1
+	write_pat "$stripe" || return 1
 	k=0
 	for s in "$@"; do
 		fail_slot "$s" || return 1
@@ -787,7 +648,7 @@ r5_tolerance() {
 	geo "$1" ls "$2" 64
 	mk_geo 1024 || return 1
 	size=$(dev_bytes /dev/rraid0)
-	fill_pat "$size" || return 1
+	fill_pat "$size" "$stripe" || return 1
 	s=0
 	while [ $s -lt "$np" ]; do
 		fail_slot "$s" || return 1
@@ -818,15 +679,6 @@ r5_tolerance() {
 
 # --- read errors ---------------------------------------------------------------------------------
 
-# dust_read MEMBER_BLOCK ARRAY_OFF: reads the 4K at ARRAY_OFF of rraid0, whose data lies on the
-# dust member at 512-byte block MEMBER_BLOCK, after making that block bad; the data is right.
-dust_read() {
-	dmsetup message dust0 0 addbadblock "$1" ${3:-} || { fail "addbadblock $1"; return 1; }
-	dd if=/dev/mapper/dust0 of=/dev/null bs=4k skip=$(($1 / 8)) count=1 iflag=direct 2>/dev/null &&
-		{ fail "dust member reads its bad block $1 without error: the test cannot fail"; return 1; }
-	dev_cmp /dev/rraid0 /tmp/exp "$2" 4096 || { fail "read over bad block $1 returned wrong data"; return 1; }
-}
-
 # r5_read_repair LEVEL: dm-dust under slot 1 (left-symmetric; chunk 0 of slot 1 holds data 1 on
 # RAID 5 and data 0 on RAID 6). A bad block is reconstructed, rewritten and re-read: dmesg says
 # "read error corrected", dust says the write cleared it, the member stays in sync and reads the
@@ -843,7 +695,7 @@ r5_read_repair() {
 	dk=$(kname /dev/mapper/dust0)
 	mk_geo 1024 || return 1
 	size=$(dev_bytes /dev/rraid0)
-	fill_pat "$size" || return 1
+	fill_pat "$size" "$stripe" || return 1
 	base=0
 	[ "$lvl" = 5 ] && base=$cb
 	dmsetup message dust0 0 enable || { fail "enable dust"; return 1; }

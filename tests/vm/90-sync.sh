@@ -46,20 +46,12 @@ identical() {
 	done
 }
 
-# md_check_zero DEV...: md's own check over the members finds no mismatch.
+# md_check_zero DEV...: md's own check over the members (md RAID 1, no superblock) finds no
+# mismatch.
 md_check_zero() {
-	local i mm
 	md_build /dev/md0 1 0 "$@" || return 1
-	echo check >/sys/block/md0/md/sync_action || { fail "md check would not start"; return 1; }
-	i=0
-	sleep 0.5
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	mm=$(cat /sys/block/md0/md/mismatch_cnt)
-	md_stop /dev/md0 || return 1
-	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
+	md_check0 || return 1
+	md_stop /dev/md0
 }
 
 # expect_running NAME ACTION: the job runs and sync_completed says how far: out of a 16 MiB
@@ -347,24 +339,18 @@ p_md() {
 	md_stop /dev/md0
 }
 
-# p_md_agrees SHA BYTES: md assembled over the members reads the same first BYTES (sha256 SHA)
-# and its own check finds 0.
+# p_md_agrees: rraid0 is removed, md assembled over the members reads the same bytes as rraid0
+# did (sha256) and its own check finds 0.
 p_md_agrees() {
-	local i mm
-	mdadm --assemble /dev/md0 --run $DISKS </dev/null || { fail "mdadm --assemble"; return 1; }
-	[ "$(sha_head /dev/md0 "$2")" = "$1" ] ||
+	local bytes want
+	bytes=$(dev_bytes /dev/rraid0)
+	want=$(sha_head /dev/rraid0 "$bytes")
+	rm_array rraid0 || return 1
+	md_asm $DISKS || return 1
+	[ "$(sha_head /dev/md0 "$bytes")" = "$want" ] ||
 		{ fail "md reads other bytes than rraid did"; return 1; }
-	echo 500000 >/proc/sys/dev/raid/speed_limit_min
-	echo check >/sys/block/md0/md/sync_action || { fail "md check would not start"; return 1; }
-	i=0
-	sleep 0.5
-	while [ "$(cat /sys/block/md0/md/sync_action)" != idle ] && [ $i -lt 1200 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	mm=$(cat /sys/block/md0/md/mismatch_cnt)
-	md_stop /dev/md0 || return 1
-	[ "$mm" -eq 0 ] || { fail "md's check finds $mm mismatched sectors"; return 1; }
+	md_check0 || return 1
+	md_stop /dev/md0
 }
 
 # sync_parity_resync LEVEL [LAYOUT]: RAID 5, 6 or 10 over members of random bytes, without
@@ -387,10 +373,7 @@ sync_parity_resync() {
 	fio_check /dev/rraid0 --size=8M --offset=16M || return 1
 	run_action rraid0 check || return 1
 	expect_attr rraid0 mismatch_cnt 0 || return 1
-	bytes=$(dev_bytes /dev/rraid0)
-	want=$(sha_head /dev/rraid0 "$bytes")
-	rm_array rraid0 || return 1
-	p_md_agrees "$want" "$bytes"
+	p_md_agrees
 }
 
 # sync_parity_check_repair LEVEL COUNT [LAYOUT]: one 4 KiB block corrupted on one member: check
@@ -413,10 +396,7 @@ sync_parity_check_repair() {
 	expect_attr rraid0 mismatch_cnt "$2" || return 1
 	run_action rraid0 check || return 1
 	expect_attr rraid0 mismatch_cnt 0 || return 1
-	bytes=$(dev_bytes /dev/rraid0)
-	want=$(sha_head /dev/rraid0 "$bytes")
-	rm_array rraid0 || return 1
-	p_md_agrees "$want" "$bytes"
+	p_md_agrees
 }
 
 # map_at NAME DISK K: /dev/mapper/NAME, the K-th 16 MiB of DISK; prints its path.
