@@ -163,7 +163,7 @@ bad_remove_missing() {
 
 bad_member_state() {
 	set -- $DISKS
-	mk rraid0 "level=1" "$1" "$2" || return 1
+	mk rraid0 "level=1 assume-clean" "$1" "$2" || return 1
 	expect_err EINVAL "/sys/block/rraid0/rraid/dev-$(kname "$2")/state" bogus || return 1
 	rm_array rraid0
 }
@@ -209,7 +209,7 @@ remove_busy_open() {
 
 remove_busy_mounted() {
 	set -- $DISKS
-	mk rraid0 "level=1" "$1" "$2" || return 1
+	mk rraid0 "level=1 assume-clean" "$1" "$2" || return 1
 	mkfs.ext4 -F -q /dev/rraid0 || { fail "mkfs.ext4"; return 1; }
 	mount /dev/rraid0 "$T_MNT" || { fail "mount"; return 1; }
 	expect_err EBUSY "$R" rraid0 || return 1
