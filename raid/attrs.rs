@@ -90,6 +90,7 @@ impl SysfsOps for ArrayAttrs {
                 format_args!("{}\n", a.stripes().map_or(0, |s| s.cache_size())),
             ),
             8 => emit(out, format_args!("{}\n", a.sync().action_name())),
+            9 if a.sync().delayed() => emit(out, format_args!("delayed\n")),
             9 => match a.sync().completed() {
                 Some((done, total)) => emit(out, format_args!("{done} / {total}\n")),
                 None => emit(out, format_args!("none\n")),

@@ -3,6 +3,7 @@
 use super::attrs::ArrayAttrs;
 use super::parse::{self, CreateSpec, CtlError, LevelKind};
 use super::stat::Registry;
+use super::sync::Units;
 use super::stripe::Stripes;
 use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use super::{Array, ArrayName, Level, Member};
@@ -58,17 +59,21 @@ pub struct Control {
     arrays: Mutex<KVec<Option<Entry>>>,
     /// The arrays again, for `/proc/rraidstat`.
     registry: Arc<Registry>,
+    /// What the arrays' sync jobs hold, so that arrays sharing a disk sync one at a time.
+    units: Arc<Units>,
 }
 
 /// Creates `/sys/kernel/rraid`.
 pub fn register(module: &'static ThisModule, wq: QueueRef) -> Result<SysfsDir<Control>> {
     let registry = Registry::new()?;
+    let units = Units::new()?;
     let control = KBox::pin_init(
         pin_init!(Control {
             module,
             wq,
             arrays <- new_mutex!(KVec::new(), "rraid::arrays"),
             registry,
+            units,
         }),
         GFP_KERNEL,
     )?;
@@ -215,6 +220,7 @@ impl Control {
             holder,
             module,
             self.wq,
+            self.units.clone(),
         )?;
         let mut disk = Disk::add(
             spec.name_str(),

@@ -199,6 +199,8 @@ pub struct Array {
     dirs: Mutex<members::Dirs>,
     /// The module's workqueue.
     wq: QueueRef,
+    /// The physical units that running sync jobs of all arrays hold.
+    units: Arc<sync::Units>,
     /// The array's own queue, held off while a replacement takes its slot; set once the disk
     /// exists, cleared before it goes.
     #[pin]
@@ -222,6 +224,7 @@ impl Array {
         holder: Holder,
         module: ModuleRef,
         wq: QueueRef,
+        units: Arc<sync::Units>,
     ) -> Result<Arc<Self>> {
         let all = if members.len() == 64 {
             u64::MAX
@@ -252,6 +255,7 @@ impl Array {
                     "rraid::dirs"
                 ),
                 wq,
+                units,
                 freezer <- new_mutex!(None, "rraid::freezer"),
                 holder,
                 _module: module,

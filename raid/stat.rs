@@ -165,6 +165,9 @@ impl Array {
     /// md's progress line of a running sync, or the note of an owed one.
     fn progress_line(&self, w: &mut impl Write) -> fmt::Result {
         let s = self.sync();
+        if s.delayed() {
+            return writeln!(w, "        resync=DELAYED");
+        }
         let (Some(action), Some((done, total))) = (s.running(), s.completed()) else {
             if s.needs_resync() && !matches!(self.level, Level::Raid0(_)) {
                 writeln!(w, "        resync=PENDING")?;

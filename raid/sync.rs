@@ -12,9 +12,12 @@
 //! in flight, syncs the window and lowers the barrier. Writes to a raised bucket wait in
 //! [`Barrier::enter`]; writes elsewhere go on. The level decides how a window is read,
 //! compared and written ([`Array::sync_window`]).
+//!
+//! Arrays whose members share a physical unit (partitions of one disk) sync one at a time, as
+//! md's: a job waits, `delayed`, while another array's job holds one of its units ([`Units`]).
 
 use super::io::bits;
-use super::{Array, Level};
+use super::{Array, ArrayName, Level};
 use crate::sys::bio::BioSet;
 use crate::sys::kthread::{self, Thread};
 use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
@@ -233,6 +236,8 @@ struct Mark {
 struct Counters {
     /// The running job ([`Action::code`]), or 0.
     running: AtomicU8,
+    /// The running job waits for another array's job on a shared unit ([`Units`]).
+    delayed: AtomicBool,
     /// Asks the running job to stop at the next window (`idle`, `frozen`).
     interrupt: AtomicBool,
     /// Member sectors below this are in sync; `u64::MAX` when all are.
@@ -269,6 +274,70 @@ pub const EV_SYNC: u32 = 2;
 /// Events: worth a `change` uevent (a member failed, a sync started or ended, degraded).
 pub const EV_UEVENT: u32 = 4;
 
+/// The physical units (disks) that running jobs hold, so that arrays sharing a disk through
+/// its partitions sync one at a time, as md's `md_do_sync` serialises them
+/// (`match_mddev_units`): syncing two of them at once would only make the disk seek between
+/// them. One for the module, shared by its arrays.
+#[pin_data]
+pub struct Units {
+    /// Holes are jobs that ended.
+    #[pin]
+    claims: Mutex<KVec<Option<Claim>>>,
+}
+
+/// The units of one running job.
+struct Claim {
+    owner: usize,
+    name: ArrayName,
+    units: KVec<usize>,
+}
+
+impl Units {
+    /// No job holds anything.
+    pub fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                claims <- new_mutex!(KVec::new(), "rraid::sync_units"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Claims `units` for `owner`'s job, unless another array's job holds one of them: then
+    /// returns that array's name.
+    fn claim(
+        &self,
+        owner: usize,
+        name: ArrayName,
+        units: KVec<usize>,
+    ) -> Result<Option<ArrayName>> {
+        let mut claims = self.claims.lock();
+        let held = claims.iter().flatten().find(|c| {
+            c.owner != owner && c.units.iter().any(|u| units.as_slice().contains(u))
+        });
+        if let Some(c) = held {
+            return Ok(Some(c.name));
+        }
+        let claim = Claim { owner, name, units };
+        match claims.iter_mut().find(|c| c.is_none()) {
+            Some(hole) => *hole = Some(claim),
+            None => claims.push(Some(claim), GFP_KERNEL)?,
+        }
+        Ok(None)
+    }
+
+    /// Gives back what `owner`'s job held.
+    fn release(&self, owner: usize) {
+        let gone = self
+            .claims
+            .lock()
+            .iter_mut()
+            .find(|c| c.as_ref().is_some_and(|c| c.owner == owner))
+            .and_then(Option::take);
+        drop(gone);
+    }
+}
+
 /// The sync state of an array.
 #[pin_data]
 pub struct SyncState {
@@ -295,6 +364,7 @@ impl SyncState {
             ),
             c: Counters {
                 running: AtomicU8::new(0),
+                delayed: AtomicBool::new(false),
                 interrupt: AtomicBool::new(false),
                 resync_point: AtomicU64::new(if clean { u64::MAX } else { 0 }),
                 recovering: AtomicU64::new(0),
@@ -451,6 +521,11 @@ impl SyncState {
         }
     }
 
+    /// Whether the running job waits for another array's on a shared unit (md's `delayed`).
+    pub fn delayed(&self) -> bool {
+        self.c.delayed.load(Ordering::Acquire)
+    }
+
     /// md's `sync_completed`: `done / total`, or `None` when no job runs.
     pub fn completed(&self) -> Option<(u64, u64)> {
         self.running()?;
@@ -463,6 +538,9 @@ impl SyncState {
     /// md's `sync_speed`, KiB/s, or `None` when no job runs.
     pub fn speed(&self) -> Option<u64> {
         self.running()?;
+        if self.delayed() {
+            return Some(0);
+        }
         Some(self.c.speed.load(Ordering::Relaxed))
     }
 
@@ -788,11 +866,71 @@ impl Array {
             };
             self.note(EV_SYNC | EV_UEVENT);
             self.flush_events();
-            self.run_job(action);
+            if self.wait_units(action) {
+                self.run_job(action);
+                self.units.release(self.owner_id());
+            }
             self.sync.c.running.store(0, Ordering::Release);
             self.note(EV_SYNC | EV_STATE | EV_UEVENT);
             self.flush_events();
         }
+    }
+
+    /// This array as the owner of a [`Units`] claim.
+    fn owner_id(&self) -> usize {
+        self as *const Self as usize
+    }
+
+    /// The physical units of every device the array has in its slots now (members, spares
+    /// taking a slot, replacements).
+    fn units_now(&self) -> Result<KVec<usize>> {
+        let mut units = KVec::with_capacity(self.members.len() * 2, GFP_KERNEL)?;
+        for m in self.members.iter() {
+            for d in [m.dev.get(), m.replacement.get()].into_iter().flatten() {
+                units.push(d.unit(), GFP_KERNEL)?;
+            }
+        }
+        Ok(units)
+    }
+
+    /// Waits until no other array's job holds a unit of this array's members (md's "delaying
+    /// resync ... they share one or more physical units"), then claims them. Returns false when
+    /// the job was interrupted meanwhile. Without memory to compare units, the job runs
+    /// unclaimed rather than not at all.
+    fn wait_units(&self, action: Action) -> bool {
+        let mut told: Option<ArrayName> = None;
+        let claimed = loop {
+            if kthread::should_stop() || self.sync.c.interrupt.load(Ordering::Acquire) {
+                break false;
+            }
+            let held = match self.units_now() {
+                Ok(units) => self.units.claim(self.owner_id(), self.name, units),
+                Err(e) => Err(e),
+            };
+            let other = match held {
+                Ok(Some(other)) => other,
+                Ok(None) | Err(_) => break true,
+            };
+            if told != Some(other) {
+                pr_info!(
+                    "{}: delaying {} until {} has finished (they share one or more physical units)\n",
+                    self.name(),
+                    action.desc(),
+                    other.as_str()
+                );
+                told = Some(other);
+            }
+            if !self.sync.c.delayed.swap(true, Ordering::AcqRel) {
+                self.note(EV_SYNC);
+                self.flush_events();
+            }
+            kthread::sleep_ms(100);
+        };
+        if self.sync.c.delayed.swap(false, Ordering::AcqRel) {
+            self.note(EV_SYNC);
+            self.flush_events();
+        }
+        claimed
     }
 
     /// One job over the whole member space.

@@ -160,6 +160,13 @@ impl MemberDev {
         unsafe { (*self.bdev.as_ptr()).bd_dev }
     }
 
+    /// The physical unit the device lies on: its gendisk's address, shared by a disk's
+    /// partitions (md's `match_mddev_units` compares the same). Only ever compared.
+    pub fn unit(&self) -> usize {
+        // SAFETY: The device is open (type invariant); `bd_disk` is set for its whole life.
+        unsafe { (*self.bdev.as_ptr()).bd_disk as usize }
+    }
+
     /// Size in 512-byte sectors.
     pub fn sectors(&self) -> u64 {
         // SAFETY: `bd_nr_sectors` may change on resize; a racy read gives one of the sizes.

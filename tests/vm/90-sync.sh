@@ -158,8 +158,29 @@ sync_check_repair() {
 	md_check_zero $m
 }
 
-# sync_throttle: with sync_speed_max X, a check of S KiB runs no faster than X: sync_speed stays
-# within 1.2 X and the job takes at least 0.8 S/X. The limit files read as md's.
+# throttled ARRAY ACTION X WHAT: while ACTION runs, samples sync_speed; then requires at least 3
+# samples, none above 1.2 X, and the job to have taken at least 0.8 S/X for S KiB per member.
+# The job was started just before the call (at $t0, seconds with fractions).
+throttled() {
+	local top n s secs
+	top=0
+	n=0
+	while [ "$(attr "$1" sync_action)" = "$2" ]; do
+		s=$(attr "$1" sync_speed)
+		case $s in none) ;; *) [ "$s" -gt $top ] && top=$s; n=$((n + 1)) ;; esac
+		sleep 0.3
+	done
+	secs=$(echo "$t0 $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
+	note "$4 of $((MSZ_MB * 1024)) KiB at sync_speed_max $3: ${secs}s, highest sync_speed $top over $n samples"
+	[ $n -ge 3 ] || { fail "$4: only $n sync_speed samples"; return 1; }
+	[ "$top" -le $(($3 * 12 / 10)) ] || { fail "$4: sync_speed $top above 1.2 x $3"; return 1; }
+	awk -v s="$secs" -v min="$(echo "$MSZ_MB $3" | awk '{print 0.8 * $1 * 1024 / $2}')" \
+		'BEGIN { exit !(s >= min) }' || { fail "$4 took ${secs}s, less than 0.8 S/X"; return 1; }
+}
+
+# sync_throttle: with sync_speed_max X, a check and then a rebuild onto a spare of S KiB run no
+# faster than X: sync_speed stays within 1.2 X and each job takes at least 0.8 S/X. The limit
+# files read as md's.
 sync_throttle() {
 	m=$(maps 2) || return 1
 	mk rraid0 "level=1 assume-clean" $m || return 1
@@ -170,23 +191,22 @@ sync_throttle() {
 	expect_attr rraid0 sync_speed_max "$x (local)" || return 1
 	t0=$(date +%s.%N)
 	[ "$(sysw /sys/block/rraid0/rraid/sync_action check)" = OK ] || { fail "check refused"; return 1; }
-	top=0
-	n=0
-	while [ "$(attr rraid0 sync_action)" = check ]; do
-		s=$(attr rraid0 sync_speed)
-		case $s in none) ;; *) [ "$s" -gt $top ] && top=$s; n=$((n + 1)) ;; esac
-		sleep 0.3
+	throttled rraid0 check $x "the check" || return 1
+	sp=$(map_at sp "$(nth 3 $DISKS)" 0) || return 1
+	fail_dev rraid0 "$(nth 2 $m)" || return 1
+	t0=$(date +%s.%N)
+	new_spare rraid0 "$sp" || return 1
+	i=0
+	while [ "$(attr rraid0 sync_action)" != recover ] && [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
 	done
-	t1=$(date +%s.%N)
-	secs=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
-	note "check of $((MSZ_MB * 1024)) KiB at sync_speed_max $x: ${secs}s, highest sync_speed $top over $n samples"
-	[ $n -ge 3 ] || { fail "only $n sync_speed samples"; return 1; }
-	[ "$top" -le $((x * 12 / 10)) ] || { fail "sync_speed $top above 1.2 x $x"; return 1; }
-	awk -v s="$secs" -v min="$(echo "$MSZ_MB $x" | awk '{print 0.8 * $1 * 1024 / $2}')" \
-		'BEGIN { exit !(s >= min) }' || { fail "the check took ${secs}s, less than 0.8 S/X"; return 1; }
+	throttled rraid0 recover $x "the rebuild" || return 1
+	expect_attr rraid0 degraded 0 || return 1
 	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max system)" = OK ] || { fail "sync_speed_max system refused"; return 1; }
 	expect_attr rraid0 sync_speed_max "200000 (system)" || return 1
-	rm_array rraid0
+	rm_array rraid0 || return 1
+	identical "$(nth 1 $m)" "$sp"
 }
 
 # sync_idle_frozen: idle stops a check; frozen keeps any job from starting (check gets EBUSY)
@@ -735,6 +755,93 @@ sync_pci_vanish() {
 	rm_array rraid0
 }
 
+# le32 N: N as 4 little-endian bytes.
+le32() {
+	printf "\\$(printf %03o $(($1 & 255)))\\$(printf %03o $((($1 >> 8) & 255)))"
+	printf "\\$(printf %03o $((($1 >> 16) & 255)))\\$(printf %03o $((($1 >> 24) & 255)))"
+}
+
+# unit_disk LOOP FILE: a 33 MiB disk in FILE on /dev/LOOP with two 16 MiB MBR partitions
+# (LOOPp1 at 1 MiB, LOOPp2 after it).
+unit_disk() {
+	local i
+	dd if=/dev/zero of="$2" bs=1M count=33 2>/dev/null || { fail "making $2"; return 1; }
+	{
+		head -c 446 /dev/zero
+		for i in 2048 34816; do
+			printf '\000\000\000\000\203\000\000\000'
+			le32 $i
+			le32 $MSZ_SEC
+		done
+		head -c 32 /dev/zero
+		printf '\125\252'
+	} | dd of="$2" conv=notrunc 2>/dev/null || { fail "partition table of $2"; return 1; }
+	losetup -P "/dev/$1" "$2" || { fail "losetup -P /dev/$1 $2"; return 1; }
+	i=0
+	while [ ! -b "/dev/${1}p2" ] && [ $i -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -b "/dev/${1}p2" ] || { fail "no partitions on /dev/$1"; return 1; }
+}
+
+# sync_shared_units: arrays over partitions of the same disks sync one at a time, as md's
+# ("they share one or more physical units"). RAID 1 rraid0 over loop6p1+loop7p1 resyncs; rraid1
+# over loop6p2+loop7p2 waits (sync_action resync, sync_completed "delayed", resync=DELAYED in
+# /proc/rraidstat, md's reason in dmesg), while rraid2 on other disks resyncs beside rraid0.
+# Then rraid1 runs by itself, and every array's copies agree.
+sync_shared_units() {
+	local i
+	speed_sys 1000 2048 || return 1
+	unit_disk loop6 "$T_DIR/unit6.img" || return 1
+	unit_disk loop7 "$T_DIR/unit7.img" || { losetup -d /dev/loop6; return 1; }
+	(
+		m=$(maps 2) || exit 1
+		randomize /dev/loop6p1 /dev/loop7p1 /dev/loop6p2 /dev/loop7p2 $m || exit 1
+		mk rraid0 "level=1" /dev/loop6p1 /dev/loop7p1 || exit 1
+		# rraid0's job has its units once it shows its progress.
+		i=0
+		while :; do
+			case $(attr rraid0 sync_completed) in *" / $MSZ_SEC") break ;; esac
+			[ $i -lt 30 ] || break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		expect_running rraid0 resync || exit 1
+		mk rraid1 "level=1" /dev/loop6p2 /dev/loop7p2 || exit 1
+		mk rraid2 "level=1" $m || exit 1
+		sleep 1
+		expect_running rraid0 resync || exit 1
+		expect_running rraid2 resync || exit 1
+		expect_attr rraid1 sync_action resync || exit 1
+		expect_attr rraid1 sync_completed delayed || exit 1
+		grep -A3 '^rraid1 :' /proc/rraidstat | grep -q 'resync=DELAYED' ||
+			{ cat /proc/rraidstat; fail "/proc/rraidstat does not show rraid1's resync=DELAYED"; exit 1; }
+		dmesg | grep -q "rraid1: delaying resync until rraid0 has finished (they share one or more physical units)" ||
+			{ fail "dmesg does not say why rraid1 waits"; exit 1; }
+		! dmesg | grep -q "rraid2: delaying" || { fail "rraid2, on other disks, was delayed"; exit 1; }
+		speed_sys 1000 200000 || exit 1
+		for a in rraid0 rraid1 rraid2; do
+			sync_wait $a 60 || exit 1
+		done
+		dmesg | grep -q "rraid1: resync done" || { fail "rraid1's resync did not run after rraid0's"; exit 1; }
+		for a in rraid0 rraid1 rraid2; do
+			rm_array $a || exit 1
+		done
+		identical /dev/loop6p1 /dev/loop7p1 || exit 1
+		identical /dev/loop6p2 /dev/loop7p2 || exit 1
+		identical $m
+	)
+	rc=$?
+	for a in rraid0 rraid1 rraid2; do
+		[ -e /sys/block/$a ] && rraid_remove $a >/dev/null
+	done
+	losetup -d /dev/loop6 && losetup -d /dev/loop7 || { fail "losetup -d"; return 1; }
+	rm -f "$T_DIR/unit6.img" "$T_DIR/unit7.img"
+	return $rc
+}
+
+t_run sync-shared-disk-delayed sync_shared_units
 t_run sync-bad-input sync_bad_input
 t_run sync-bad-members sync_bad_members
 t_run sync-member-pci-device-vanishes sync_pci_vanish
