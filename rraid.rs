@@ -16,7 +16,7 @@ module! {
     type: Rraid,
     name: "rraid",
     author: "rraid developers",
-    description: "Software RAID 0/1 with md-compatible layouts",
+    description: "Software RAID 0/1/4/5/6/10 with md-compatible layouts",
     license: "GPL",
 }
 
