@@ -234,15 +234,17 @@ rp_lifetime() {
 
 # rp_read_repair: a RAID1 read error is corrected as md does: read from another member,
 # rewritten, re-read; the member stays in sync. With a block whose rewrite fails (dm-dust
-# wr_fail_cnt), the member goes faulty. Reads without assume-clean go to the first member: the
-# dust one.
+# wr_fail_cnt), the member goes faulty. assume-clean: a resync still running (on a loaded
+# host) loads the first member with its reads, so the balanced read went to the other member
+# and saw no error. Idle, the array sends both reads, in its first 1 MiB, to the first member:
+# the dust one.
 rp_read_repair() {
 	set -- $DISKS
 	sz=$(blockdev --getsz "$1")
 	modprobe dm-dust || { fail "modprobe dm-dust"; return 1; }
 	dmsetup create dust0 --table "0 $sz dust $1 0 512" || { fail "dmsetup create dust"; return 1; }
 	[ -b /dev/mapper/dust0 ] || dmsetup mknodes dust0
-	mk rraid0 "level=1" /dev/mapper/dust0 "$2" || return 1
+	mk rraid0 "level=1 assume-clean" /dev/mapper/dust0 "$2" || return 1
 	head -c $((1 << 20)) /dev/urandom >/tmp/pat || return 1
 	dd if=/tmp/pat of=/dev/rraid0 bs=1M oflag=direct 2>/dev/null || { fail "write pattern"; return 1; }
 	dk=$(kname /dev/mapper/dust0)

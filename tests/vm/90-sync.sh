@@ -453,7 +453,7 @@ new_spare() {
 # writes and reads a file on the file system (sync_action recover, the spare in its slot,
 # "spare" until done); then NFAIL *other* members fail, so the rebuilt ones must carry the data:
 # the files and fio's data verify, e2fsck -fn is clean, faulty devices are removed (their
-# directories go), and md's check over the members left finds 0.
+# directories go), and a check after the rebuild finds mismatch_cnt 0.
 sync_rebuild() {
 	spec=$1 nf=$2
 	set -- $DISKS
@@ -522,6 +522,12 @@ sync_rebuild() {
 	for d in $gone; do
 		[ ! -e "/sys/block/rraid0/rraid/dev-$(kname "$d")" ] || { fail "dev-$(kname "$d") still there after remove"; return 1; }
 	done
+	# Scrub: every copy (or parity) the rebuild wrote agrees with the rest.
+	n0=$(dmesg | grep -c "rraid0: data-check done")
+	run_action rraid0 check || return 1
+	[ "$(dmesg | grep -c "rraid0: data-check done")" -gt "$n0" ] ||
+		{ fail "the check after the rebuild did not run to its end"; return 1; }
+	expect_attr rraid0 mismatch_cnt 0 || return 1
 	# Other members fail: the rebuilt ones carry the data now.
 	# RAID 1: every original member goes; RAID 5/6: as many as the array tolerates.
 	others=$(echo $m | tr ' ' '\n' | grep -v -x -F "$(echo $gone | tr ' ' '\n')")
