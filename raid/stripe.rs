@@ -314,6 +314,10 @@ impl Stripes {
             let base = self.geo.stripe_start(stripe) + win as u64 * ws;
             let mut slot = self.acquire(unit, all_cols);
             let res = self.sync_window(array, action, stripe, base, &mut slot, scratch);
+            if action == Action::Recover && res.is_ok() {
+                // Before the heads go: a write planned after the copy must see it done.
+                array.sync().built_to(at + ws);
+            }
             self.release(unit, slot);
             if let Err(bad) = res {
                 for m in bits(bad) {

@@ -405,6 +405,14 @@ impl SyncState {
         }
     }
 
+    /// The devices being built (spares in their slots, replacements) hold current data below
+    /// member sector `end`, so writes there must reach them from now on. RAID 4/5/6 have no
+    /// barrier: they call this for each window while its stripe heads still keep writes out,
+    /// since a write planned after the copy with the old point would skip the new device.
+    pub(super) fn built_to(&self, end: u64) {
+        self.c.recovery_point.fetch_max(end, Ordering::AcqRel);
+    }
+
     /// The slots whose replacement is being built and has passed member sector `end`: writes
     /// there go to the replacement too.
     pub fn replaced_below(&self, end: u64) -> u64 {

@@ -714,6 +714,53 @@ sync_replace() {
 t_run sync-raid1-want-replacement sync_replace "level=1"
 t_run sync-raid5-want-replacement sync_replace "level=5 chunk=64K"
 t_run sync-raid10-want-replacement sync_replace "level=10 layout=n2 chunk=64K"
+# sync_race SPEC KIND: writes race the sync thread while it builds a new device at full speed,
+# KIND recover (a spare takes a failed member's slot) or replace (want_replacement): fio writes
+# 4-16K at QD 32 all over the array until the job is done. Each write must reach the new device
+# wherever the build has passed when it is planned, even in the moment between a window's copy
+# and the step of the build point. Then check finds mismatch_cnt 0: a block the new device
+# missed would not match its stripe's parity or its mirror. (The old device cannot be compared
+# with a replacement here: writes after the swap reach only the replacement.)
+sync_race() {
+	spec=$1 kind=$2
+	set -- $DISKS
+	m="$(map_at a1 "$1" 0) $(map_at a2 "$2" 0) $(map_at a3 "$3" 0) $(map_at a4 "$4" 0)" || return 1
+	sp=$(map_at b1 "$1" 1) || return 1
+	# Members that agree (zeroes), whatever earlier tests left there.
+	for d in $m; do
+		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
+	done
+	mk rraid0 "$spec assume-clean" $m || return 1
+	old=$(nth 2 $m)
+	fio_fill /dev/rraid0 --size=4M >/dev/null || return 1
+	if [ $kind = replace ]; then
+		[ "$(sysw "/sys/block/rraid0/rraid/dev-$(kname "$old")/state" want_replacement)" = OK ] ||
+			{ fail "want_replacement refused"; return 1; }
+	else
+		fail_dev rraid0 "$old" || return 1
+	fi
+	# Writes all over the array while the build runs.
+	fio --name=race --filename=/dev/rraid0 --ioengine=libaio --direct=1 --rw=randwrite \
+		--bsrange=4k-16k --iodepth=32 --time_based --runtime=300 >"$T_DIR/race.out" 2>&1 &
+	fpid=$!
+	sleep 1
+	new_spare rraid0 "$sp" || { kill $fpid; return 1; }
+	sync_wait rraid0 120 || { kill $fpid; return 1; }
+	kill -INT $fpid
+	wait $fpid
+	grep -q 'issued rwts: total=0,[1-9]' "$T_DIR/race.out" || { cat "$T_DIR/race.out"; fail "fio wrote nothing"; return 1; }
+	note "$(grep -o 'issued rwts: total=0,[0-9]*' "$T_DIR/race.out") writes during the $kind"
+	dmesg | grep -q "rraid0: recovery done" || { fail "the $kind did not run to its end"; return 1; }
+	expect_attr rraid0 degraded 0 || return 1
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	rm_array rraid0
+}
+
+t_run sync-raid5-replace-races-writes sync_race "level=5 chunk=64K" replace
+t_run sync-raid5-recover-races-writes sync_race "level=5 chunk=64K" recover
+t_run sync-raid6-recover-races-writes sync_race "level=6 chunk=64K" recover
+t_run sync-raid10-replace-races-writes sync_race "level=10 layout=n2 chunk=64K" replace
 t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
 t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
 t_run sync-raid6-rebuild-two-spares sync_rebuild "level=6 chunk=64K" 2
