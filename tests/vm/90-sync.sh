@@ -658,18 +658,24 @@ t_run sync-raid1-faults-under-fio sync_faults "level=1" error_reads vanish
 t_run sync-raid5-faults-under-fio sync_faults "level=5 chunk=64K" error_writes
 t_run sync-raid6-faults-under-fio sync_faults "level=6 chunk=64K" error sysfs
 t_run sync-raid10-faults-under-fio sync_faults "level=10 layout=n2 chunk=64K" error_writes sysfs
-# sync_replace SPEC: md's want_replacement on slot 1 of an array of SPEC over 4 members: with no
-# spare nothing starts; a spare added is built as the replacement (spare,replacement, slot 1)
-# while the member keeps serving (degraded stays 0) under fio verify; then it takes the slot,
-# the old device goes faulty, and when other members fail the replacement carries the data.
-sync_replace() {
-	spec=$1
+# zeroed_four: $m, the maps a1..a4 (the first 16 MiB of each disk), zeroed so that they agree
+# whatever earlier tests left there; $sp, the map b1 (the next 16 MiB of the first disk).
+zeroed_four() {
 	set -- $DISKS
 	m="$(map_at a1 "$1" 0) $(map_at a2 "$2" 0) $(map_at a3 "$3" 0) $(map_at a4 "$4" 0)" || return 1
 	sp=$(map_at b1 "$1" 1) || return 1
 	for d in $m; do
 		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
 	done
+}
+
+# sync_replace SPEC: md's want_replacement on slot 1 of an array of SPEC over 4 members: with no
+# spare nothing starts; a spare added is built as the replacement (spare,replacement, slot 1)
+# while the member keeps serving (degraded stays 0) under fio verify; then it takes the slot,
+# the old device goes faulty, and when other members fail the replacement carries the data.
+sync_replace() {
+	spec=$1
+	zeroed_four || return 1
 	mk rraid0 "$spec assume-clean" $m || return 1
 	fio_fill /dev/rraid0 --size=12M || return 1
 	old=$(nth 2 $m)
@@ -723,13 +729,7 @@ t_run sync-raid10-want-replacement sync_replace "level=10 layout=n2 chunk=64K"
 # with a replacement here: writes after the swap reach only the replacement.)
 sync_race() {
 	spec=$1 kind=$2
-	set -- $DISKS
-	m="$(map_at a1 "$1" 0) $(map_at a2 "$2" 0) $(map_at a3 "$3" 0) $(map_at a4 "$4" 0)" || return 1
-	sp=$(map_at b1 "$1" 1) || return 1
-	# Members that agree (zeroes), whatever earlier tests left there.
-	for d in $m; do
-		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
-	done
+	zeroed_four || return 1
 	mk rraid0 "$spec assume-clean" $m || return 1
 	old=$(nth 2 $m)
 	fio_fill /dev/rraid0 --size=4M >/dev/null || return 1
