@@ -75,19 +75,28 @@ rebuild() {
 		echo 2000000 >"$sd/sync_speed_max"
 	fi
 	echo 0 >"$sd/../queue/read_ahead_kb" 2>/dev/null
+	lat=-
+	if [ "$load" = load ]; then
+		# The load runs before the rebuild starts: fio takes a while to issue its first read
+		# under TCG, and a rebuild timed from before that would be partly unloaded.
+		fio --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
+			--iodepth=16 --time_based --runtime=600 --output-format=terse --terse-version=3 \
+			--output=/tmp/load.out >/tmp/load.err 2>&1 &
+		fpid=$!
+		st=/sys/block/${dev#/dev/}/stat
+		r0=$(awk '{print $1}' "$st")
+		i=0
+		while [ "$(awk '{print $1}' "$st")" -lt $((r0 + 1000)) ]; do
+			[ $i -lt 300 ] || die "$impl $spec: the load does not read ($(head -c 300 /tmp/load.err))"
+			sleep 0.05
+			i=$((i + 1))
+		done
+	fi
 	t0=$(now)
 	if [ "$impl" = rraid ]; then
 		sysw "$sd/new_dev" "$spare" >/dev/null
 	else
 		mdadm /dev/md0 --add "$spare" >/dev/null 2>&1 || die "mdadm --add"
-	fi
-	lat=-
-	if [ "$load" = load ]; then
-		fio --name=rr --filename="$dev" --ioengine=libaio --direct=1 --rw=randread --bs=4k \
-			--iodepth=16 --time_based --runtime=600 --output-format=terse --terse-version=3 \
-			--output=/tmp/load.out >/dev/null 2>&1 &
-		fpid=$!
-		sleep 0.3
 	fi
 	wait_idle "$sd"
 	t1=$(now)
@@ -95,6 +104,13 @@ rebuild() {
 		kill -INT $fpid 2>/dev/null
 		wait $fpid
 		lat=$(terse_p99 </tmp/load.out)
+		# No read finished (fio failed, or ended before the rebuild did): no figure.
+		case $lat in
+		"" | 0)
+			echo "bench-rebuild: $impl $spec: the load reported no read latency: $(head -c 300 /tmp/load.err)" >&2
+			lat=n/a
+			;;
+		esac
 	fi
 	if [ "$impl" = rraid ]; then
 		sysw "$RRAID_SYS/remove" rraid0 >/dev/null
