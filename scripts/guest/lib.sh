@@ -256,19 +256,25 @@ rraid_remove() {
 
 # mk NAME LEVEL_ARGS MEMBERS...: loads the module, creates an array, checks /dev/NAME appears.
 #   mk rraid0 "level=0 chunk=64K" /dev/vdb /dev/vdc
+# wait_bdev DEV TENTHS: waits up to TENTHS tenths of a second for block device DEV to appear.
+wait_bdev() {
+	local i
+	i=0
+	while [ ! -b "$1" ] && [ $i -lt "$2" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -b "$1" ]
+}
+
 mk() {
-	local mk_name mk_args r i
+	local mk_name mk_args r
 	rraid_load || return 1
 	mk_name=$1 mk_args=$2
 	shift 2
 	r=$(rraid_create "$mk_name $mk_args $*")
 	[ "$r" = OK ] || { fail "create '$mk_name $mk_args $*': $r"; return 1; }
-	i=0
-	while [ ! -b "/dev/$mk_name" ] && [ $i -lt 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -b "/dev/$mk_name" ] || { fail "/dev/$mk_name did not appear"; return 1; }
+	wait_bdev "/dev/$mk_name" 50 || { fail "/dev/$mk_name did not appear"; return 1; }
 	[ -d "/sys/block/$mk_name/rraid" ] || { fail "/sys/block/$mk_name/rraid missing"; return 1; }
 }
 

@@ -830,12 +830,7 @@ unit_disk() {
 		printf '\125\252'
 	} | dd of="$2" conv=notrunc 2>/dev/null || { fail "partition table of $2"; return 1; }
 	losetup -P "/dev/$1" "$2" || { fail "losetup -P /dev/$1 $2"; return 1; }
-	i=0
-	while [ ! -b "/dev/${1}p2" ] && [ $i -lt 30 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ -b "/dev/${1}p2" ] || { fail "no partitions on /dev/$1"; return 1; }
+	wait_bdev "/dev/${1}p2" 30 || { fail "no partitions on /dev/$1"; return 1; }
 }
 
 # sync_shared_units: arrays over partitions of the same disks sync one at a time, as md's
