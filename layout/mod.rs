@@ -6,6 +6,9 @@
 //!
 //! Units are 512-byte sectors throughout, as in the block layer.
 
+// Safe code only: `unsafe` lives in `sys/` (and `parity/`'s SIMD).
+#![deny(unsafe_code)]
+
 pub mod raid0;
 pub mod raid1;
 pub mod raid10;

@@ -11,6 +11,9 @@
 //! Everything here is `no_std` and depends on `core` (and the parity engine) only; the host
 //! tests drive it through every failure combination against a model array.
 
+// Safe code only: `unsafe` lives in `sys/` (and `parity/`'s SIMD).
+#![deny(unsafe_code)]
+
 use crate::layout::raid5::Raid5;
 use crate::layout::MAX_MEMBERS;
 use crate::parity::{self, Engine, Fpu};

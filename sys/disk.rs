@@ -77,14 +77,18 @@ pub trait DeferredBio<T: 'static> {
 /// Hands `bio` to the worker of its request's hardware queue, which passes it to
 /// [`DiskOps::handle_deferred`]. Callable from any context, completions included.
 pub fn defer<T: DiskOps>(bio: Bio<T::Deferred>) {
-    let hq = bio.ctx().request().hctx_data().cast::<HwQueue<T>>();
+    // Held across the push and the kick: once pushed, the worker may consume the bio and end
+    // its request at once, and nothing else would keep the queue alive for the kick.
+    let rq = bio.ctx().request().clone();
+    let hq = rq.hctx_data().cast::<HwQueue<T>>();
     // SAFETY: The hardware queue's `driver_data` is its `HwQueue<T>` (`init_hctx_trampoline`),
-    // which lives until `exit_hctx`, after the queue is drained of requests; the bio holds its
-    // request, so the queue is not drained before the bio is consumed.
+    // which lives until `exit_hctx`, after the queue is drained of requests; `rq` is not ended
+    // before it is dropped below, so the queue is not drained while `hq` is used.
     let hq = unsafe { &*hq };
     if hq.bios.push(bio) {
         hq.kick();
     }
+    drop(rq);
 }
 
 /// Queue limits under construction.
