@@ -4,6 +4,9 @@
 //! requests are mapped through the layout engines in `layout/` onto member block devices.
 //! All contact with C is in `sys/`; `raid/` holds the arrays, `layout/` the pure arithmetic.
 
+// `try_pin_init!` of `Array` expands one level per field.
+#![recursion_limit = "256"]
+
 use kernel::{c_str, prelude::*};
 
 pub mod layout;
@@ -27,15 +30,17 @@ struct Rraid {
     // Dropped after `parity`, its subdirectory. No array exists at exit, since each holds a
     // module reference.
     _control: sys::sysfs::SysfsDir<raid::control::Control>,
-    // Dropped last: waits for queued work to leave module text.
+    // Dropped last: wait for queued work to leave module text.
     _wq: sys::workqueue::ModuleQueue,
+    _stripe_wq: sys::workqueue::ModuleQueue,
 }
 
 impl kernel::Module for Rraid {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let wq = sys::workqueue::ModuleQueue::new()?;
+        let wq = sys::workqueue::ModuleQueue::new(c_str!("rraid"))?;
+        let stripe_wq = sys::workqueue::ModuleQueue::new(c_str!("rraid_stripe"))?;
         let engines = KBox::pin(raid::engines::Engines::select()?, GFP_KERNEL)?;
-        let control = raid::control::register(module, wq.handle())?;
+        let control = raid::control::register(module, wq.handle(), stripe_wq.handle())?;
         let parity = sys::sysfs::SysfsDir::new(&control.as_parent(), c_str!("parity"), engines)?;
         let stat =
             sys::procfs::ProcFile::new(c_str!("rraidstat"), control.data().registry().clone())?;
@@ -45,6 +50,7 @@ impl kernel::Module for Rraid {
             _parity: parity,
             _control: control,
             _wq: wq,
+            _stripe_wq: stripe_wq,
         })
     }
 }

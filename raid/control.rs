@@ -3,8 +3,8 @@
 use super::attrs::ArrayAttrs;
 use super::parse::{self, CreateSpec, CtlError, LevelKind};
 use super::stat::Registry;
-use super::sync::Units;
 use super::stripe::Stripes;
+use super::sync::Units;
 use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use super::{Array, ArrayName, Level, Member};
 use crate::layout::raid10::{Raid10, Raid10Layout};
@@ -54,6 +54,10 @@ impl Drop for Entry {
 pub struct Control {
     module: &'static ThisModule,
     wq: QueueRef,
+    /// Where RAID 4/5/6 stripe jobs run: apart from the request workers, which may wait for
+    /// stripe heads that a queued job holds (under memory pressure a queue's rescuer runs one
+    /// item at a time).
+    stripe_wq: QueueRef,
     /// Arrays by creation; removed ones leave `None`.
     #[pin]
     arrays: Mutex<KVec<Option<Entry>>>,
@@ -64,13 +68,18 @@ pub struct Control {
 }
 
 /// Creates `/sys/kernel/rraid`.
-pub fn register(module: &'static ThisModule, wq: QueueRef) -> Result<SysfsDir<Control>> {
+pub fn register(
+    module: &'static ThisModule,
+    wq: QueueRef,
+    stripe_wq: QueueRef,
+) -> Result<SysfsDir<Control>> {
     let registry = Registry::new()?;
     let units = Units::new()?;
     let control = KBox::pin_init(
         pin_init!(Control {
             module,
             wq,
+            stripe_wq,
             arrays <- new_mutex!(KVec::new(), "rraid::arrays"),
             registry,
             units,
@@ -192,7 +201,7 @@ impl Control {
             }
         }
         let stripes = match &level {
-            Level::Raid5(g) => Some(Stripes::new(*g, self.wq).map_err(|e| {
+            Level::Raid5(g) => Some(Stripes::new(*g, self.stripe_wq).map_err(|e| {
                 CtlError::new(e, "create: no memory for the stripe cache", spec.name_str())
             })?),
             _ => None,

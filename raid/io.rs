@@ -56,8 +56,9 @@ pub struct Piece {
     pub(super) tried: u64,
     /// The member's answer, kept when the bio goes back to the worker.
     pub(super) status: BlkStatus,
-    /// Keeps the member's device in its slot until the bio is done.
-    pub(super) _dev: DevRef,
+    /// Keeps the member's device in its slot until the bio is done (a failed write parked for
+    /// the worker gives it up at once: see [`Array::piece_failed`]).
+    pub(super) dev: Option<DevRef>,
     /// The barrier buckets this write counts in ([`super::sync::Barrier::hold`]).
     pub(super) hold: Option<(u64, u64)>,
 }
@@ -154,7 +155,7 @@ impl Array {
             tried,
             status: BlkStatus::OK,
             hold: held.map(|e| self.sync.barrier().hold(e)),
-            _dev: dev,
+            dev: Some(dev),
         };
         let bio = self
             .bioset
@@ -191,7 +192,7 @@ impl Array {
                 tried: 0,
                 status: BlkStatus::OK,
                 hold: None,
-                _dev: dev.clone(),
+                dev: Some(dev.clone()),
             };
             let bio = self
                 .bioset
@@ -384,7 +385,7 @@ impl Array {
     /// member, unless it holds the last in-sync copy of some data; then the array is broken and
     /// the write fails. A flush error is logged; only RAID0, which has no other copy, fails the
     /// flush (md logs flush errors and goes on).
-    fn piece_failed(bio: Bio<Piece>) {
+    fn piece_failed(mut bio: Bio<Piece>) {
         let to_worker = {
             let p = bio.ctx();
             let rq = p.request();
@@ -438,6 +439,17 @@ impl Array {
             }
         };
         if to_worker {
+            let p = bio.ctx_mut();
+            if p.kind == Kind::Write {
+                // Parked only to start a recovery: it must hold neither a barrier count (the
+                // sync thread would wait for it while the worker, next in line to handle it,
+                // waits for the barrier; md counts such I/O in `nr_queued`) nor the device (a
+                // recovery swapping it out would wait for it).
+                if let Some((first, last)) = p.hold.take() {
+                    p.request().data().sync().barrier().release(first, last);
+                }
+                p.dev = None;
+            }
             defer::<Array>(bio);
         }
     }
@@ -468,7 +480,7 @@ impl DiskOps for Array {
             }
         }
         if array.sync().kick_pending() {
-            Arc::from(array).kick_if_needed();
+            Arc::from(array).kick_later();
         }
     }
 
@@ -483,7 +495,7 @@ impl DiskOps for Array {
             (_, None) => array.retry_read(&piece),
         }
         if array.sync().kick_pending() {
-            Arc::from(array).kick_if_needed();
+            Arc::from(array).kick_later();
         }
     }
 

@@ -177,6 +177,8 @@ impl Array {
         self.note(super::sync::EV_STATE);
         put(&mut self.spares.lock(), Spare { dev, faulty: false })
             .map_err(|_| (ENOMEM, "no memory"))?;
+        // A new device is the change an aborted recovery waits for.
+        self.sync().enable_auto();
         self.sync().want_kick();
         self.kick_if_needed();
         Ok(())
@@ -185,6 +187,7 @@ impl Array {
     /// `remove` written to a device's state: a spare or a faulty device leaves the array and
     /// is released, as md's. An in-sync member, or one being recovered, is refused.
     pub fn remove_dev(&self, devt: u32) -> Result<(), (Error, &'static str)> {
+        let reconfig = self.reconfig.lock();
         match self
             .role_of(devt)
             .ok_or((ENODEV, "not a device of the array"))?
@@ -218,6 +221,7 @@ impl Array {
                 drop(gone);
             }
         }
+        drop(reconfig);
         self.note(super::sync::EV_STATE);
         let dir = take(&mut self.dirs.lock().members, |(t, _)| *t == devt);
         if let Some((_, dir)) = dir {
@@ -267,16 +271,63 @@ impl Array {
         want != 0 && self.spares.lock().iter().flatten().any(|s| !s.faulty)
     }
 
-    /// Moves a replacement that failed out of its slot's place, to the spares as faulty.
+    /// Moves a replacement given up out of its slot's place, to the spares: as faulty when its
+    /// member still serves (the replacement failed, or was marked faulty), as a spare when the
+    /// member itself failed (the device is sound; it is rebuilt into the slot from the start).
     fn retire_replacements(&self) {
         for (s, m) in self.members.iter().enumerate() {
             if self.sync().replacing() & (1 << s) != 0 || !m.replacement.is_some() {
                 continue;
             }
+            let faulty = self.in_sync() & (1 << s) != 0;
             if let Ok(Some(dev)) = m.replacement.replace(None) {
-                let _ = put(&mut self.spares.lock(), Spare { dev, faulty: true });
+                let _ = put(&mut self.spares.lock(), Spare { dev, faulty });
             }
         }
+    }
+
+    /// A recovery that cannot go on (no copy, or not enough of the stripe, can be read at
+    /// member sector `at`): the devices being rebuilt leave their slots as spares, not in sync,
+    /// and no recovery starts again by itself until something changes (md's
+    /// `recovery_disabled`: a new spare, a `sync_action` write). Sync thread only.
+    pub(super) fn abort_recovery(&self, at: u64) {
+        let reconfig = self.reconfig.lock();
+        let (rec, rep) = self.sync().end_recovery();
+        self.sync().disable_auto();
+        for s in super::io::bits(rec) {
+            let Some(m) = self.members.get(s) else {
+                continue;
+            };
+            if let Ok(Some(dev)) = m.dev.replace(None) {
+                pr_err!(
+                    "{}: recovery aborted: sector {} of slot {} cannot be read from any \
+                     member; {} is a spare again, not in sync\n",
+                    self.name(),
+                    at,
+                    s,
+                    dev.name()
+                );
+                let _ = put(&mut self.spares.lock(), Spare { dev, faulty: false });
+            }
+        }
+        for s in super::io::bits(rep) {
+            let Some(m) = self.members.get(s) else {
+                continue;
+            };
+            if let Ok(Some(dev)) = m.replacement.replace(None) {
+                pr_err!(
+                    "{}: replacement aborted: sector {} of slot {} cannot be read; {} is a \
+                     spare again\n",
+                    self.name(),
+                    at,
+                    s,
+                    dev.name()
+                );
+                let _ = put(&mut self.spares.lock(), Spare { dev, faulty: false });
+            }
+        }
+        drop(reconfig);
+        self.note(super::sync::EV_STATE | super::sync::EV_UEVENT);
     }
 
     /// Whether a slot is out of sync and a spare could take it.
@@ -292,6 +343,7 @@ impl Array {
         if self.sync().recovering() | self.sync().replacing() != 0 {
             return true;
         }
+        let _reconfig = self.reconfig.lock();
         self.retire_replacements();
         let mut taken = 0u64;
         for s in super::io::bits(self.failed_set()) {
@@ -382,6 +434,7 @@ impl Array {
     }
 
     fn finish_recovery_quiet(&self) {
+        let _reconfig = self.reconfig.lock();
         let (done, replaced) = self.sync().end_recovery();
         self.in_sync.fetch_or(done, Ordering::AcqRel);
         for s in super::io::bits(replaced) {

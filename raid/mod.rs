@@ -4,6 +4,9 @@
 //! mapped to member bios in [`io`]; array and member state lives in atomics, so the I/O path
 //! takes no lock. Member errors are handled in [`repair`].
 
+// Safe code only: `unsafe` lives in `sys/` (and `parity/`'s SIMD).
+#![deny(unsafe_code)]
+
 pub mod attrs;
 pub mod control;
 pub mod engines;
@@ -197,6 +200,11 @@ pub struct Array {
     /// The member directories.
     #[pin]
     dirs: Mutex<members::Dirs>,
+    /// Membership changes (a device put into or taken out of a slot) one at a time, as md's
+    /// `reconfig_mutex`: a `remove` must not take out the spare a recovery just put in.
+    /// Taken after the sync thread's control lock, never before it.
+    #[pin]
+    reconfig: Mutex<()>,
     /// The module's workqueue.
     wq: QueueRef,
     /// The physical units that running sync jobs of all arrays hold.
@@ -254,6 +262,7 @@ impl Array {
                     },
                     "rraid::dirs"
                 ),
+                reconfig <- new_mutex!((), "rraid::reconfig"),
                 wq,
                 units,
                 freezer <- new_mutex!(None, "rraid::freezer"),
@@ -361,8 +370,18 @@ impl Array {
     /// md 6.12 does, and the array is broken; the answer is still `EBUSY`. Returns whether the
     /// member was in sync before.
     pub fn fail_member(&self, slot: usize) -> Result<bool> {
+        self.fail_member_as(slot, matches!(self.level, Level::Raid5(_)))
+    }
+
+    /// [`Array::fail_member`] for the sync thread, whose read errors never break an array:
+    /// where failing the member would lose data on any level, it stays and the job stops
+    /// instead (`EBUSY`), as md aborts a sync it cannot finish.
+    pub(super) fn fail_member_in_sync(&self, slot: usize) -> Result<bool> {
+        self.fail_member_as(slot, false)
+    }
+
+    fn fail_member_as(&self, slot: usize, may_break: bool) -> Result<bool> {
         let bit = 1u64 << slot;
-        let parity = matches!(self.level, Level::Raid5(_));
         if self.sync.drop_recovering(slot) {
             self.with_name(slot, |name| {
                 pr_warn!(
@@ -381,7 +400,7 @@ impl Array {
             }
             let left = cur & !bit;
             let past = !self.level.survives(left, self.members.len());
-            if past && !parity {
+            if past && !may_break {
                 return Err(EBUSY);
             }
             match self
@@ -392,6 +411,10 @@ impl Array {
                 Err(now) => cur = now,
             }
         };
+        // A replacement half built for a member that failed must never take its slot as if
+        // complete: it is given up, and rebuilt as a spare from the start (md turns it into
+        // the slot's recovery where it stands).
+        self.sync.drop_replacing(slot);
         self.with_name(slot, |name| {
             pr_warn!(
                 "{}: member {} marked faulty, {} of {} in sync\n",

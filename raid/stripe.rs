@@ -303,11 +303,12 @@ impl Stripes {
         pos: u64,
         n: u64,
         scratch: &mut [PageBuf],
-    ) {
+    ) -> Result<(), ()> {
         let ws = self.window_sectors();
         let chunk = self.geo.chunk_sectors();
         let all_cols = ((1u64 << self.cols) - 1) as u32;
         let mut at = pos;
+        let mut retries = 0;
         while at < pos + n {
             let stripe = at / chunk;
             let (unit, win, _) = self.window(stripe, at % chunk);
@@ -320,18 +321,31 @@ impl Stripes {
             }
             self.release(unit, slot);
             if let Err(bad) = res {
+                // The members that failed leave (never past the array's tolerance: then the
+                // job stops), and the same window is done again without them. Skipping it
+                // would let the points pass blocks never written.
                 for m in bits(bad) {
                     array.count_error(m, None);
-                    let _ = array.fail_member(m);
+                    if array.fail_member_in_sync(m).is_err() {
+                        return Err(());
+                    }
                 }
-                return;
+                retries += 1;
+                if retries > MAX_REPLANS || array.cannot_sync(action).is_some() {
+                    return Err(());
+                }
+                continue;
             }
+            retries = 0;
             at += ws;
         }
+        Ok(())
     }
 
     /// Recovery of one window: every member in sync is read, the blocks of the members being
     /// rebuilt are recomputed (data from the others, parity from the data) and written to them.
+    /// A member that fails its read is rebuilt from the rest of the stripe too and rewritten
+    /// (md's read-error repair), while the stripe still tolerates it; else `Err` names it.
     #[inline(never)]
     fn recover_window(
         &self,
@@ -360,9 +374,15 @@ impl Stripes {
             false,
         )
         .map_err(|_| alive)?;
-        if bad != 0 {
-            return Err(bad);
-        }
+        let col = if bad != 0 {
+            let with_bad = Column::new(&self.geo, stripe, col.failed() | bad);
+            if with_bad.failed().count_ones() as usize > with_bad.tolerance() {
+                return Err(bad);
+            }
+            with_bad
+        } else {
+            col
+        };
         let eng = super::engines::stripe_engines();
         let fpu = KernelFpu;
         for c in 0..cols {
@@ -376,19 +396,22 @@ impl Stripes {
             .map_err(|_| 0 as Set)?;
         }
         array.writes.fetch_add(1, Ordering::Acquire);
-        let res = if targets != 0 {
+        let res = if targets | bad != 0 {
             window_io(
                 self,
                 array,
                 slot,
                 base,
-                &[targets; MAX_COLS][..cols],
+                &[targets | bad; MAX_COLS][..cols],
                 true,
                 false,
             )
         } else {
             Ok(0)
         };
+        if let Ok(wbad) = res {
+            note_corrected(array, self, base, bad & !wbad);
+        }
         if reps != 0 {
             // Failures drop the replacement, never the member.
             let _ = window_io_to(
@@ -406,7 +429,7 @@ impl Stripes {
         match res {
             Ok(0) => Ok(()),
             Ok(bad) => Err(bad),
-            Err(_) => Err(targets),
+            Err(_) => Err(targets | bad),
         }
     }
 
@@ -441,11 +464,27 @@ impl Stripes {
             false,
         )
         .map_err(|_| col.all())?;
-        if bad != 0 {
-            return Err(bad);
-        }
         let eng = super::engines::stripe_engines();
         let fpu = KernelFpu;
+        // Blocks that could not be read are rebuilt from the rest of the stripe and rewritten
+        // (md's repair of a sync read error), where the stripe tolerates it; a resync trusts
+        // the old parity for it, as md's does.
+        if bad != 0 {
+            let lost = Column::new(&self.geo, stripe, bad);
+            if lost.failed().count_ones() as usize > lost.tolerance() {
+                return Err(bad);
+            }
+            for c in 0..cols {
+                on_column(slot, c, n, |bufs| {
+                    plan::recover(&eng, &fpu, &lost, bufs)?;
+                    if bad & col.parity() != 0 {
+                        plan::gen_parity(&eng, &fpu, &lost, bufs)?;
+                    }
+                    Ok(())
+                })
+                .map_err(|_| 0 as Set)?;
+            }
+        }
         let parity = [Some(col.pd()), col.qd()];
         let mut write = [0 as Set; MAX_COLS];
         for (c, w) in write.iter_mut().enumerate().take(cols) {
@@ -466,14 +505,16 @@ impl Stripes {
             if action == Action::Resync || (action == Action::Repair && differs) {
                 *w = col.parity();
             }
+            *w |= bad;
         }
         if write.iter().any(|&w| w != 0) {
             array.writes.fetch_add(1, Ordering::Acquire);
             let res = window_io(self, array, slot, base, &write[..cols], true, false);
             array.writes.fetch_sub(1, Ordering::Release);
-            let bad = res.map_err(|_| col.parity())?;
-            if bad != 0 {
-                return Err(bad);
+            let wbad = res.map_err(|_| col.parity() | bad)?;
+            note_corrected(array, self, base, bad & !wbad);
+            if wbad != 0 {
+                return Err(wbad);
             }
         }
         Ok(())
@@ -669,7 +710,7 @@ impl Batch {
     }
 
     /// Starts every operation: each takes its slot (waiting for one if needed) and runs as a
-    /// job, or here when no memory is left for the job.
+    /// job on the stripe queue, apart from the request workers that wait for heads here.
     ///
     /// Operations are grouped, up to `GROUP_MAX` to a job. Heads are taken without waiting
     /// while the group fills; when they cannot be (the window is busy, maybe with an earlier
@@ -707,17 +748,36 @@ impl Default for Batch {
     }
 }
 
+/// Logs md's "read error corrected" for each member of `members`, rewritten over the window
+/// at member sector `base`.
+fn note_corrected(array: &Array, st: &Stripes, base: u64, members: Set) {
+    for m in bits(members) {
+        array.with_name(m, |name| {
+            pr_info!(
+                "{}: read error corrected ({} sectors at {} on {})\n",
+                array.name(),
+                st.window_sectors(),
+                base,
+                name
+            )
+        });
+    }
+}
+
 impl Group {
-    /// Hands the operations gathered so far to a job (run here if no job can be had).
+    /// Hands the operations gathered so far to a job. Never run here: the request worker's
+    /// stack holds the gathering already (the two overflowed 16 KiB together). Without memory
+    /// for the work item, it tries again after a moment, as a mempool would wait.
     fn start(&mut self, st: &Stripes) {
         if self.ops.is_empty() {
             return;
         }
-        let group = Group {
+        let mut group = Group {
             ops: core::mem::take(&mut self.ops),
         };
-        if let Err(group) = spawn(&st.wq, group) {
-            group.run();
+        while let Err(g) = spawn(&st.wq, group) {
+            group = g;
+            crate::sys::kthread::sleep_ms(1);
         }
     }
 }
@@ -745,7 +805,7 @@ impl Job for Group {
         }
         // A member failed here: a spare may take its place.
         if array.sync().kick_pending() {
-            Arc::from(array).kick_if_needed();
+            Arc::from(array).kick_later();
         }
         // Dropping the operations drops their pieces, which completes requests whose last
         // piece this was.
@@ -1209,17 +1269,7 @@ impl StripeOp {
                 res = Err(BlkStatus::IOERR);
             }
         }
-        for m in bits(rewrite & !bad) {
-            array.with_name(m, |name| {
-                pr_info!(
-                    "{}: read error corrected ({} sectors at {} on {})\n",
-                    array.name(),
-                    st.window_sectors(),
-                    self.base(st),
-                    name
-                )
-            });
-        }
+        note_corrected(array, st, self.base(st), rewrite & !bad);
         res
     }
 
@@ -1315,18 +1365,9 @@ impl StripeOp {
                     )
                 });
                 let _ = array.fail_member(m);
-            } else {
-                array.with_name(m, |name| {
-                    pr_info!(
-                        "{}: read error corrected ({} sectors at {} on {})\n",
-                        array.name(),
-                        st.window_sectors(),
-                        base,
-                        name
-                    )
-                });
             }
         }
+        note_corrected(array, st, base, repair & !wbad);
         Ok(())
     }
 }

@@ -22,6 +22,7 @@ use crate::sys::bio::BioSet;
 use crate::sys::kthread::{self, Thread};
 use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
 use crate::sys::pageio::{PageCtx, PageIo};
+use crate::sys::workqueue::{spawn, Job};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use kernel::{
     c_str, fmt, new_condvar, new_mutex,
@@ -122,6 +123,9 @@ pub struct Barrier {
     pending: [AtomicU32; BUCKETS],
     /// Whether the sync thread holds the bucket.
     raised: [AtomicU32; BUCKETS],
+    /// Writes waiting for the bucket to be lowered (md's `nr_waiting`): the thread lets them in
+    /// before it raises the bucket again, so a writer never waits through a whole bucket.
+    waiting: [AtomicU32; BUCKETS],
     #[pin]
     lock: Mutex<()>,
     #[pin]
@@ -147,6 +151,7 @@ impl Barrier {
         pin_init!(Self {
             pending: [const { AtomicU32::new(0) }; BUCKETS],
             raised: [const { AtomicU32::new(0) }; BUCKETS],
+            waiting: [const { AtomicU32::new(0) }; BUCKETS],
             lock <- new_mutex!((), "rraid::barrier"),
             lowered <- new_condvar!("rraid::barrier_lowered"),
         })
@@ -159,6 +164,7 @@ impl Barrier {
         let last = start.saturating_add(len.saturating_sub(1)) >> BUCKET_SHIFT;
         for b in first..=last {
             let i = (b % BUCKETS as u64) as usize;
+            let mut waited = false;
             loop {
                 // Count first, then look: the sync thread raises first, then looks at the count
                 // (both sequentially consistent), so one of the two always sees the other.
@@ -167,10 +173,17 @@ impl Barrier {
                     break;
                 }
                 self.pending[i].fetch_sub(1, Ordering::SeqCst);
+                if !waited {
+                    self.waiting[i].fetch_add(1, Ordering::SeqCst);
+                    waited = true;
+                }
                 let mut g = self.lock.lock();
                 while self.raised[i].load(Ordering::SeqCst) != 0 {
                     self.lowered.wait(&mut g);
                 }
+            }
+            if waited {
+                self.waiting[i].fetch_sub(1, Ordering::SeqCst);
             }
         }
         Entered {
@@ -198,6 +211,11 @@ impl Barrier {
     /// Takes bucket `i` for the sync thread: new writes there wait, and this waits until the
     /// ones in flight are done.
     fn raise(&self, i: usize) {
+        // Writers that waited for the last window go first (md's `nr_waiting`); they are
+        // runnable, woken by `lower`.
+        while self.waiting[i].load(Ordering::SeqCst) != 0 {
+            kthread::sleep_ms(1);
+        }
         self.raised[i].fetch_add(1, Ordering::SeqCst);
         while self.pending[i].load(Ordering::SeqCst) != 0 {
             kthread::sleep_ms(1);
@@ -253,6 +271,11 @@ struct Counters {
     want_replace: AtomicU64,
     /// A member failed or a spare came: see whether a recovery can start.
     kick_pending: AtomicBool,
+    /// A [`Kick`] job is queued.
+    kick_queued: AtomicBool,
+    /// A job stopped on data it could not read from any copy: no resync or recovery starts
+    /// by itself until something changes (md's `recovery_disabled`).
+    auto_off: AtomicBool,
     /// Where the running job is, and where it ends, in member sectors.
     done: AtomicU64,
     total: AtomicU64,
@@ -312,9 +335,10 @@ impl Units {
         units: KVec<usize>,
     ) -> Result<Option<ArrayName>> {
         let mut claims = self.claims.lock();
-        let held = claims.iter().flatten().find(|c| {
-            c.owner != owner && c.units.iter().any(|u| units.as_slice().contains(u))
-        });
+        let held = claims
+            .iter()
+            .flatten()
+            .find(|c| c.owner != owner && c.units.iter().any(|u| units.as_slice().contains(u)));
         if let Some(c) = held {
             return Ok(Some(c.name));
         }
@@ -372,6 +396,8 @@ impl SyncState {
                 want_replace: AtomicU64::new(0),
                 recovery_point: AtomicU64::new(0),
                 kick_pending: AtomicBool::new(false),
+                kick_queued: AtomicBool::new(false),
+                auto_off: AtomicBool::new(false),
                 done: AtomicU64::new(0),
                 total: AtomicU64::new(0),
                 mismatches: AtomicU64::new(0),
@@ -493,6 +519,17 @@ impl SyncState {
     /// context that has the array calls [`Array::kick_if_needed`].
     pub fn want_kick(&self) {
         self.c.kick_pending.store(true, Ordering::Release);
+    }
+
+    /// A job could not read some data from any copy: resync and recovery wait for a change.
+    pub(super) fn disable_auto(&self) {
+        self.c.auto_off.store(true, Ordering::Release);
+    }
+
+    /// Something changed (a new device, a `sync_action` write): resync and recovery may start
+    /// by themselves again.
+    pub(super) fn enable_auto(&self) {
+        self.c.auto_off.store(false, Ordering::Release);
     }
 
     /// Whether [`SyncState::want_kick`] was asked.
@@ -649,7 +686,7 @@ impl Array {
     /// Why `action` cannot run now, if so. Resync, check and repair compare or copy between
     /// members in sync: RAID 1 needs two, RAID 4/5/6 all (md skips a degraded one). Recovery
     /// needs a slot to rebuild and the data to rebuild it from.
-    fn cannot_sync(&self, action: Action) -> Option<&'static str> {
+    pub(super) fn cannot_sync(&self, action: Action) -> Option<&'static str> {
         let sync = self.in_sync().count_ones();
         match (action, &self.level) {
             (_, Level::Raid0(_)) => Some("no redundancy"),
@@ -673,6 +710,9 @@ impl Array {
     fn next_action(&self, c: &Ctl) -> Option<Action> {
         if c.frozen || c.closing {
             return None;
+        }
+        if self.sync.c.auto_off.load(Ordering::Acquire) {
+            return c.requested;
         }
         if self.sync.recovering() | self.sync.replacing() != 0
             || self.spare_wanted()
@@ -721,6 +761,20 @@ impl Array {
         }
     }
 
+    /// [`Array::kick_if_needed`] for a request worker, as a job of its own if a kick was asked.
+    /// A request worker never waits for `ctl`: the sync thread may hold it while it waits for
+    /// I/O that this worker is next in line to handle (md never waits there for `nr_pending`).
+    pub fn kick_later(self: Arc<Self>) {
+        if !self.sync.kick_pending() || self.sync.c.kick_queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let wq = self.wq;
+        if let Err(Kick(a)) = spawn(&wq, Kick(self)) {
+            // No memory: the next request's worker tries again.
+            a.sync.c.kick_queued.store(false, Ordering::Release);
+        }
+    }
+
     /// Starts the thread if [`SyncState::want_kick`] was asked (a member failed, a spare came),
     /// and tells of changes noted since the last time.
     pub fn kick_if_needed(self: &Arc<Self>) {
@@ -755,10 +809,11 @@ impl Array {
                 let max_pages = (chunk.min(MAX_BLOCKS as u64 * block) as usize * 512)
                     .div_ceil(PAGE_BYTES)
                     .max(1);
-                // 1 MiB over all rows, whole blocks.
-                let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1)).clamp(block_pages, max_pages)
-                    / block_pages
-                    * block_pages;
+                // 1 MiB over all rows, whole blocks, and a power of two: a RAID 10 window maps
+                // only its first sector, so it must divide the chunk (3 or 5 rows would give
+                // 80 or 48 pages, and the next window would run past its chunk's end).
+                let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1)).clamp(block_pages, max_pages);
+                let pages = 1usize << pages.ilog2();
                 Ok((
                     Window::new(rows, pages, block)?,
                     (pages * PAGE_BYTES / 512) as u64,
@@ -800,6 +855,9 @@ impl Array {
     /// A write to `sync_action`.
     pub fn sync_action(self: &Arc<Self>, cmd: &str) -> Result<(), ActionError> {
         let mut c = self.sync.ctl.lock();
+        if cmd != "frozen" {
+            self.sync.enable_auto();
+        }
         match cmd {
             "idle" => {
                 // Stops a check or repair; a resync owed starts again from its point, as md's.
@@ -863,6 +921,12 @@ impl Array {
                 match next {
                     Some(a) => {
                         self.sync.c.interrupt.store(false, Ordering::Release);
+                        // Not the last job's figures while this one waits to start.
+                        self.sync.c.done.store(0, Ordering::Release);
+                        self.sync
+                            .c
+                            .total
+                            .store(self.sync_sectors(), Ordering::Release);
                         self.sync.c.running.store(a.code(), Ordering::Release);
                         a
                     }
@@ -989,6 +1053,7 @@ impl Array {
         let mut last_ns = 0;
         let mut pos = start;
         let mut ok = true;
+        let mut aborted = false;
         while pos < total {
             if kthread::should_stop() || self.sync.c.interrupt.load(Ordering::Acquire) {
                 ok = false;
@@ -1004,13 +1069,22 @@ impl Array {
             let b = bucket(pos);
             let t = kthread::now_ns();
             self.sync.barrier.raise(b);
-            self.sync_window(action, pos, n, &mut win);
-            match action {
-                Action::Resync => self.sync.c.resync_point.store(pos + n, Ordering::Release),
-                Action::Recover => self.sync.c.recovery_point.store(pos + n, Ordering::Release),
+            let done = self.sync_window(action, pos, n, &mut win);
+            // The points only ever cover what was written.
+            match (done, action) {
+                (Err(()), _) => {}
+                (Ok(()), Action::Resync) => {
+                    self.sync.c.resync_point.store(pos + n, Ordering::Release)
+                }
+                (Ok(()), Action::Recover) => self.sync.built_to(pos + n),
                 _ => {}
             }
             self.sync.barrier.lower(b);
+            if done.is_err() {
+                ok = false;
+                aborted = true;
+                break;
+            }
             last_ns = kthread::now_ns().saturating_sub(t);
             pos += n;
             self.sync.c.done.store(pos, Ordering::Release);
@@ -1026,6 +1100,27 @@ impl Array {
         }
         if ok && action == Action::Recover {
             self.finish_recovery();
+        }
+        if aborted {
+            // Where the job stopped: RAID 4/5/6 windows may have moved the point further.
+            let at = match action {
+                Action::Recover => self.sync.c.recovery_point.load(Ordering::Acquire),
+                Action::Resync => self.sync.c.resync_point.load(Ordering::Acquire),
+                _ => pos,
+            };
+            pr_err!(
+                "{}: {} aborted at member sector {}: {}\n",
+                self.name(),
+                action.desc(),
+                at.min(total),
+                self.cannot_sync(action)
+                    .unwrap_or("no copy of the data there could be read")
+            );
+            match action {
+                Action::Recover => self.abort_recovery(at.min(total)),
+                Action::Resync => self.sync.disable_auto(),
+                _ => {}
+            }
         }
         let secs = kthread::now_ns().saturating_sub(t0) / 1_000_000_000;
         if ok {
@@ -1084,7 +1179,9 @@ impl Array {
 
     /// Syncs `[pos, pos + n)` of the sync space ([`Array::sync_sectors`]), inside one raised
     /// bucket.
-    fn sync_window(&self, action: Action, pos: u64, n: u64, win: &mut Window) {
+    /// `Err` when the window could not be done (no copy of some of it could be read, or the
+    /// array can no longer sync): the job stops there.
+    fn sync_window(&self, action: Action, pos: u64, n: u64, win: &mut Window) -> Result<(), ()> {
         let mut copies = [(0usize, 0u64); MAX_COPIES];
         let k = match (&self.level, self.stripes()) {
             (Level::Raid1(g), _) => {
@@ -1103,99 +1200,149 @@ impl Array {
                 k
             }
             (Level::Raid5(_), Some(st)) => {
-                if let Some(scratch) = win.rows.first_mut() {
-                    st.sync_range(self, action, pos, n, scratch);
-                }
-                return;
+                let scratch = win.rows.first_mut().ok_or(())?;
+                return st.sync_range(self, action, pos, n, scratch);
             }
-            _ => return,
+            _ => return Err(()),
         };
-        self.copies_window(action, copies.get(..k).unwrap_or(&[]), n, win);
+        self.copies_window(action, copies.get(..k).unwrap_or(&[]), n, win)
     }
 
     /// Mirrors (RAID 1 members, RAID 10 copies of a chunk), `copies` being each copy's member
     /// and member sector: a resync reads the first in-sync copy and writes the others, a
     /// recovery writes it to the copies being rebuilt; check and repair read every in-sync
     /// copy and compare each block with the first.
-    fn copies_window(&self, action: Action, copies: &[(usize, u64)], n: u64, win: &mut Window) {
+    ///
+    /// A copy that fails a read is rewritten from one that did not (md's
+    /// `fix_sync_read_error`), and fails only when that write fails. When no copy can be read,
+    /// the window is not done: `Err`, and the job stops before it.
+    fn copies_window(
+        &self,
+        action: Action,
+        copies: &[(usize, u64)],
+        n: u64,
+        win: &mut Window,
+    ) -> Result<(), ()> {
         let pages = (n as usize * 512).div_ceil(PAGE_BYTES);
         let copy = matches!(action, Action::Resync | Action::Recover);
+        let mut rounds = 0;
         loop {
-            let sync = self.in_sync();
-            let mut live = [(0usize, 0u64); MAX_COPIES];
-            let mut k = 0;
-            for &c in copies.iter().filter(|c| sync & (1 << c.0) != 0) {
-                if let Some(slot) = live.get_mut(k) {
-                    *slot = c;
-                    k += 1;
-                }
+            let live = copies_of(copies, self.in_sync());
+            let live = live.as_slice();
+            if copy {
+                return self.copy_copies(action, copies, live, pages, win);
             }
-            let live = live.get(..k).unwrap_or(&[]);
-            let Some(&first) = live.first() else {
-                return;
-            };
-            let readers = if copy {
-                core::slice::from_ref(&first)
-            } else {
-                live
-            };
-            let failed = self.sync_io(win, readers, 0, pages, false, |i| if copy { 0 } else { i });
-            if failed != 0 {
-                // A member that cannot be read fails; the window is read again without it.
-                for m in bits(failed) {
-                    self.count_error(m, None);
-                    if self.fail_member(m).is_err() {
-                        return;
-                    }
+            // Check and repair: every copy into its own row.
+            let unread = self.sync_io(win, live, 0, pages, false, |i| i);
+            if unread != 0 {
+                let good = live
+                    .iter()
+                    .position(|c| unread & (1 << c.0) == 0)
+                    .ok_or(())?;
+                let bad = copies_of(live, unread);
+                self.rewrite_unread(win, bad.as_slice(), pages, good)?;
+                // Read them all again, rewritten.
+                rounds += 1;
+                if rounds > 2 {
+                    return Err(());
                 }
                 continue;
             }
             let failed = match action {
-                Action::Resync => {
-                    let others = live.get(1..).unwrap_or(&[]);
-                    self.sync_io(win, others, 0, pages, true, |_| 0)
+                Action::Repair if self.compare_blocks(live, n, win) != 0 => {
+                    self.repair_blocks(live, n, win)
                 }
-                Action::Recover => {
-                    let rec = self.sync.recovering() & !sync;
-                    let rep = self.sync.replacing() & sync;
-                    let mut t = [(0usize, 0u64); MAX_COPIES];
-                    let mut r = [(0usize, 0u64); MAX_COPIES];
-                    let (mut j, mut k) = (0, 0);
-                    for &c in copies {
-                        if rec & (1 << c.0) != 0 {
-                            if let Some(slot) = t.get_mut(j) {
-                                *slot = c;
-                                j += 1;
-                            }
-                        }
-                        if rep & (1 << c.0) != 0 {
-                            if let Some(slot) = r.get_mut(k) {
-                                *slot = c;
-                                k += 1;
-                            }
-                        }
-                    }
-                    self.replace_io(win, r.get(..k).unwrap_or(&[]), pages);
-                    self.sync_io(win, t.get(..j).unwrap_or(&[]), 0, pages, true, |_| 0)
-                }
-                Action::Check => {
+                _ => {
                     self.compare_blocks(live, n, win);
                     0
                 }
-                Action::Repair => {
-                    if self.compare_blocks(live, n, win) != 0 {
-                        self.repair_blocks(live, n, win)
-                    } else {
-                        0
-                    }
-                }
             };
-            for m in bits(failed) {
-                self.count_error(m, None);
-                let _ = self.fail_member(m);
-            }
-            return;
+            return self.fail_written(failed);
         }
+    }
+
+    /// Resync and recovery of one window of mirrors: row 0 takes the first in-sync copy that
+    /// can be read; the copies that could not are rewritten with the others.
+    fn copy_copies(
+        &self,
+        action: Action,
+        copies: &[(usize, u64)],
+        live: &[(usize, u64)],
+        pages: usize,
+        win: &mut Window,
+    ) -> Result<(), ()> {
+        let mut unread = 0u64;
+        let mut src = None;
+        for (i, c) in live.iter().enumerate() {
+            if self.sync_io(win, core::slice::from_ref(c), 0, pages, false, |_| 0) == 0 {
+                src = Some(i);
+                break;
+            }
+            unread |= 1 << c.0;
+        }
+        let src = src.ok_or(())?;
+        let failed = match action {
+            Action::Resync => {
+                let mut others = copies_of(live, !0);
+                others.remove(src);
+                self.sync_io(win, others.as_slice(), 0, pages, true, |_| 0)
+            }
+            _ => {
+                let sync = self.in_sync();
+                let rec = self.sync.recovering() & !sync;
+                let rep = self.sync.replacing() & sync;
+                let targets = copies_of(copies, rec | unread);
+                self.replace_io(win, copies_of(copies, rep).as_slice(), pages);
+                self.sync_io(win, targets.as_slice(), 0, pages, true, |_| 0)
+            }
+        };
+        self.note_corrected(live, unread & !failed, pages);
+        self.fail_written(failed)
+    }
+
+    /// Rewrites the copies in `bad`, which could not be read, from row `good`; logs those
+    /// corrected and fails those whose write failed.
+    fn rewrite_unread(
+        &self,
+        win: &Window,
+        bad: &[(usize, u64)],
+        pages: usize,
+        good: usize,
+    ) -> Result<(), ()> {
+        let failed = self.sync_io(win, bad, 0, pages, true, |_| good);
+        let ok = bad.iter().fold(0u64, |a, c| a | 1 << c.0) & !failed;
+        self.note_corrected(bad, ok, pages);
+        self.fail_written(failed)
+    }
+
+    /// Counts and logs the read errors of `members` (a set over `copies`) corrected by a
+    /// rewrite (md's "read error corrected").
+    fn note_corrected(&self, copies: &[(usize, u64)], members: u64, pages: usize) {
+        for &(m, sector) in copies.iter().filter(|c| members & (1 << c.0) != 0) {
+            self.count_error(m, None);
+            self.with_name(m, |name| {
+                pr_info!(
+                    "{}: read error corrected ({} sectors at {} on {})\n",
+                    self.name(),
+                    pages * PAGE_BYTES / 512,
+                    sector,
+                    name
+                )
+            });
+        }
+    }
+
+    /// Members whose sync write failed: each fails (a spare being rebuilt leaves the
+    /// recovery). `Err` when one holds the last copy of some data: the job stops.
+    fn fail_written(&self, failed: u64) -> Result<(), ()> {
+        let mut res = Ok(());
+        for m in bits(failed) {
+            self.count_error(m, None);
+            if self.fail_member_in_sync(m).is_err() {
+                res = Err(());
+            }
+        }
+        res
     }
 
     /// Compares each block of the rows of `live` (row `i` holds copy `i`) with row 0, counts
@@ -1224,9 +1371,11 @@ impl Array {
                     bad |= 1 << m;
                 }
             }
-            if bad != 0 {
-                self.sync.c.mismatches.fetch_add(len, Ordering::Relaxed);
-            }
+            // md counts each copy that differs.
+            self.sync
+                .c
+                .mismatches
+                .fetch_add(len * u64::from(bad.count_ones()), Ordering::Relaxed);
             all |= bad;
             if let Some(b) = win.bad.get_mut(i) {
                 *b = bad;
@@ -1342,5 +1491,53 @@ impl Array {
             io.wait()
         });
         failed | lost
+    }
+}
+
+/// The copies in `copies` whose member is in `set`, in order.
+fn copies_of(copies: &[(usize, u64)], set: u64) -> Copies {
+    let mut v = Copies {
+        at: [(0, 0); MAX_COPIES],
+        len: 0,
+    };
+    for &c in copies.iter().filter(|c| set & (1 << c.0) != 0) {
+        v.push(c);
+    }
+    v
+}
+
+/// A few copies of a block: (member, member sector).
+struct Copies {
+    at: [(usize, u64); MAX_COPIES],
+    len: usize,
+}
+
+impl Copies {
+    fn push(&mut self, c: (usize, u64)) {
+        if let Some(slot) = self.at.get_mut(self.len) {
+            *slot = c;
+            self.len += 1;
+        }
+    }
+
+    fn remove(&mut self, i: usize) {
+        if i < self.len {
+            self.at.copy_within(i + 1..self.len, i);
+            self.len -= 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[(usize, u64)] {
+        self.at.get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// A queued [`Array::kick_if_needed`].
+struct Kick(Arc<Array>);
+
+impl Job for Kick {
+    fn run(self) {
+        self.0.sync.c.kick_queued.store(false, Ordering::Release);
+        self.0.kick_if_needed();
     }
 }

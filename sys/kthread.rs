@@ -97,10 +97,12 @@ pub fn should_stop() -> bool {
     unsafe { bindings::kthread_should_stop() }
 }
 
-/// Sleeps about `ms` milliseconds, or less when the thread is asked to stop.
+/// Sleeps about `ms` milliseconds. Not interruptible: a signal pending for a sysfs writer
+/// would end `msleep_interruptible` at once and turn a caller's wait loop into a spin, and
+/// `kthread_stop` sends none; loops that must end early check [`should_stop`] between sleeps.
 pub fn sleep_ms(ms: u32) {
     // SAFETY: Called in task context, where sleeping is allowed.
-    unsafe { bindings::msleep_interruptible(ms) };
+    unsafe { bindings::msleep(ms) };
 }
 
 /// Sleeps `us` microseconds (at most a second), not woken early.

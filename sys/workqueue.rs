@@ -8,7 +8,7 @@
 //! waits for any work still returning into module text.
 
 use core::ptr::NonNull;
-use kernel::{bindings, c_str, prelude::*, types::Opaque};
+use kernel::{bindings, prelude::*, str::CStr, types::Opaque};
 
 /// The module's workqueue.
 ///
@@ -27,12 +27,12 @@ unsafe impl Send for ModuleQueue {}
 unsafe impl Sync for ModuleQueue {}
 
 impl ModuleQueue {
-    /// Allocates the queue.
-    pub fn new() -> Result<Self> {
-        // SAFETY: The format is a NUL-terminated string with no conversions.
+    /// Allocates a queue named `name`.
+    pub fn new(name: &'static CStr) -> Result<Self> {
+        // SAFETY: The format is a NUL-terminated string; the name has no conversions.
         let wq = unsafe {
             bindings::alloc_workqueue(
-                c_str!("rraid").as_char_ptr(),
+                name.as_char_ptr(),
                 bindings::wq_flags_WQ_MEM_RECLAIM
                     | bindings::wq_flags_WQ_HIGHPRI
                     | bindings::wq_flags_WQ_UNBOUND,
