@@ -135,13 +135,16 @@ impl Array {
         let bad = g.map(start).find(|c| c.member == p.member);
         if let (true, Some(bad)) = (p.status.is_media_error(), bad) {
             let others = self.in_sync() & !(1 << p.member);
-            self.fix_read_error(p.member, bad.sector, p.len, |page, s, bytes| {
-                // The same offset into the piece, on another copy.
-                let delta = s.saturating_sub(bad.sector);
-                g.map(start)
-                    .filter(|c| others & (1 << c.member) != 0)
-                    .filter_map(|c| Some((self.dev(c.member)?, c.sector + delta)))
-                    .any(|(d, cs)| d.sync_io(cs, page, bytes, false).is_ok())
+            // Writes held off the range, as on RAID 1 (`Barrier::hold_writes`).
+            self.sync().barrier().hold_writes(start, p.len, || {
+                self.fix_read_error(p.member, bad.sector, p.len, |page, s, bytes| {
+                    // The same offset into the piece, on another copy.
+                    let delta = s.saturating_sub(bad.sector);
+                    g.map(start)
+                        .filter(|c| others & (1 << c.member) != 0)
+                        .filter_map(|c| Some((self.dev(c.member)?, c.sector + delta)))
+                        .any(|(d, cs)| d.sync_io(cs, page, bytes, false).is_ok())
+                })
             });
         }
         let untried = self.in_sync() & !p.tried;

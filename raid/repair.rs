@@ -88,10 +88,13 @@ impl Array {
         let sector = g.map(src.sector() + p.offset);
         if p.status.is_media_error() {
             let others = self.in_sync() & !(1 << p.member);
-            self.fix_read_error(p.member, sector, p.len, |page, s, bytes| {
-                bits(others)
-                    .filter_map(|m| self.dev(m))
-                    .any(|d| d.sync_io(s, page, bytes, false).is_ok())
+            let barrier = self.sync().barrier();
+            barrier.hold_writes(src.sector() + p.offset, p.len, || {
+                self.fix_read_error(p.member, sector, p.len, |page, s, bytes| {
+                    bits(others)
+                        .filter_map(|m| self.dev(m))
+                        .any(|d| d.sync_io(s, page, bytes, false).is_ok())
+                })
             });
         }
         let untried = self.in_sync() & !p.tried;

@@ -1013,7 +1013,12 @@ fn submit_sets<'a>(
             Target::Members => array.dev(m),
             Target::Replacements => None,
         };
-        if target == Target::Members && dev.is_none() {
+        // A read of a member that left the array since the plan (failed, and maybe a blank
+        // spare put in its slot since) fails too: old data or parity must never come from a
+        // device that does not hold them.
+        if target == Target::Members
+            && (dev.is_none() || (!write && array.in_sync() & (1 << m) == 0))
+        {
             io.fail(m);
             continue;
         }

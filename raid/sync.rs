@@ -222,6 +222,24 @@ impl Barrier {
         }
     }
 
+    /// Runs `f` with writes held off the array range `[start, start + len)` and none in flight
+    /// there, as md freezes the array around `fix_read_error`: a read repair must not write old
+    /// data over a write that landed between its read of the good copy and its rewrite. Task
+    /// context; the caller holds no barrier count itself (failed writes parked for the workers
+    /// hold none either, see `io::piece_failed`).
+    pub fn hold_writes<R>(&self, start: u64, len: u64, f: impl FnOnce() -> R) -> R {
+        let first = start >> BUCKET_SHIFT;
+        let last = start.saturating_add(len.saturating_sub(1)) >> BUCKET_SHIFT;
+        for b in first..=last {
+            self.raise((b % BUCKETS as u64) as usize);
+        }
+        let r = f();
+        for b in first..=last {
+            self.lower((b % BUCKETS as u64) as usize);
+        }
+        r
+    }
+
     /// Gives bucket `i` back and wakes the writers waiting for it.
     fn lower(&self, i: usize) {
         self.raised[i].fetch_sub(1, Ordering::SeqCst);

@@ -308,6 +308,12 @@ sync_wait() {
 	done
 }
 
+# run_action NAME ACTION: starts a check or repair and waits for its end.
+run_action() {
+	[ "$(sysw "/sys/block/$1/rraid/sync_action" "$2")" = OK ] || { fail "sync_action $2 refused"; return 1; }
+	sync_wait "$1" 60
+}
+
 # attr NAME FILE: a status attribute of an array (/sys/block/NAME/rraid/FILE).
 attr() {
 	cat "/sys/block/$1/rraid/$2"

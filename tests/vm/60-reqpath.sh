@@ -279,6 +279,53 @@ rp_read_repair() {
 	cmp /tmp/pat /dev/rraid0 -n $((1 << 20)) || { fail "array data differs after the member failed"; return 1; }
 }
 
+# rp_repair_race: a read over a dm-dust bad block races a write of new data to the same block.
+# Both members delay writes (dm-delay: 300 ms on the dust member, 600 ms on the other), reads
+# not: the read fails on the dust member while the write is on its way, and a repair that reads
+# the other copy at once gets the old data, whose rewrite then lands after the new write on the
+# dust member. md freezes the array around fix_read_error; rraid holds writes off the range
+# (Barrier::hold_writes), so the repair reads the new data. Afterwards both members must hold
+# the last data written, and check finds 0.
+rp_repair_race() {
+	set -- $DISKS
+	sz=$(blockdev --getsz "$1")
+	modprobe dm-dust || { fail "modprobe dm-dust"; return 1; }
+	modprobe dm-delay || { fail "modprobe dm-delay"; return 1; }
+	dmsetup create dust0 --table "0 $sz dust $1 0 512" || { fail "dmsetup create dust"; return 1; }
+	[ -b /dev/mapper/dust0 ] || dmsetup mknodes dust0
+	dmsetup message dust0 0 enable || { fail "enable dust"; return 1; }
+	dmsetup create slow0 --table "0 $sz delay /dev/mapper/dust0 0 0 /dev/mapper/dust0 0 300" ||
+		{ fail "dmsetup create slow0"; return 1; }
+	dmsetup create slow1 --table "0 $sz delay $2 0 0 $2 0 600" || { fail "dmsetup create slow1"; return 1; }
+	for d in slow0 slow1; do [ -b /dev/mapper/$d ] || dmsetup mknodes $d; done
+	mk rraid0 "level=1 assume-clean" /dev/mapper/slow0 /dev/mapper/slow1 || return 1
+	head -c $((1 << 20)) /dev/urandom >/tmp/pat || return 1
+	dd if=/tmp/pat of=/dev/rraid0 bs=1M oflag=direct 2>/dev/null || { fail "write pattern"; return 1; }
+	i=0
+	while [ $i -lt 8 ]; do
+		dmsetup message dust0 0 addbadblock 256 2>/dev/null
+		dd if=/tmp/pat of=/tmp/w bs=4k skip=$((i + 50)) count=1 2>/dev/null
+		dd if=/tmp/w of=/dev/rraid0 bs=4k seek=32 count=1 oflag=direct 2>/dev/null &
+		w=$!
+		sleep 0.1
+		dd if=/dev/rraid0 of=/dev/null bs=4k skip=32 count=1 iflag=direct 2>/dev/null
+		wait $w || { fail "write $i"; return 1; }
+		sleep 0.7
+		i=$((i + 1))
+	done
+	dmsetup message dust0 0 clearbadblocks >/dev/null 2>&1
+	n=$(dmesg | grep -c 'read error corrected')
+	note "$n of $i reads repaired"
+	[ "$n" -gt 0 ] || { fail "no read hit the bad block: the test tested nothing"; return 1; }
+	want=$(sha256sum </tmp/w)
+	for d in /dev/mapper/dust0 "$2"; do
+		got=$(dd if="$d" bs=4k skip=32 count=1 iflag=direct 2>/dev/null | sha256sum)
+		[ "$got" = "$want" ] || { fail "$(kname "$d") does not hold the last data written"; return 1; }
+	done
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+}
+
 # rp_stacked: RAID1 over two rraid RAID0 arrays, fio verify with flushes, then ext4.
 rp_stacked() {
 	set -- $DISKS
@@ -306,6 +353,7 @@ t_run reqpath-zoned-refused rp_zoned
 t_run reqpath-tagset-depth rp_depth
 t_run reqpath-lifetime rp_lifetime
 t_run reqpath-raid1-read-repair rp_read_repair
+t_run reqpath-raid1-repair-races-writes rp_repair_race
 t_run reqpath-raid1-over-raid0 rp_stacked
 t_run reqpath-failslab-raid1 rp_failslab 1
 t_run reqpath-failslab-raid0 rp_failslab 0

@@ -124,12 +124,6 @@ corrupt() {
 		{ fail "corrupting $1"; return 1; }
 }
 
-# run_action NAME ACTION: starts a check or repair and waits for its end.
-run_action() {
-	[ "$(sysw "/sys/block/$1/rraid/sync_action" "$2")" = OK ] || { fail "sync_action $2 refused"; return 1; }
-	sync_wait "$1" 60
-}
-
 # sync_check_repair N: one 4 KiB block corrupted on the last of N members is counted exactly by
 # check (md's unit: the 64 KiB block's 128 sectors) and not fixed; repair counts and fixes it;
 # the next check finds 0; the data is the first member's.
