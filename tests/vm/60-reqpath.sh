@@ -289,6 +289,8 @@ rp_read_repair() {
 rp_repair_race() {
 	set -- $DISKS
 	sz=$(blockdev --getsz "$1")
+	# Equal members, so that check counts only what the race left.
+	zero_members "$1" "$2" || return 1
 	modprobe dm-dust || { fail "modprobe dm-dust"; return 1; }
 	modprobe dm-delay || { fail "modprobe dm-delay"; return 1; }
 	dmsetup create dust0 --table "0 $sz dust $1 0 512" || { fail "dmsetup create dust"; return 1; }
