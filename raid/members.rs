@@ -188,7 +188,9 @@ impl Array {
     /// is released, as md's. An in-sync member, or one being recovered, is refused.
     pub fn remove_dev(&self, devt: u32) -> Result<(), (Error, &'static str)> {
         let reconfig = self.reconfig.lock();
-        match self
+        // Closed once `reconfig` is released: closing takes the device's `open_mutex`, which is
+        // taken before I/O, and a recovery takes `reconfig` with the array's queue frozen.
+        let gone: Option<MemberDev> = match self
             .role_of(devt)
             .ok_or((ENODEV, "not a device of the array"))?
         {
@@ -200,11 +202,9 @@ impl Array {
                     ));
                 }
                 let slot = self.members.get(s).ok_or((ENODEV, "no such slot"))?;
-                drop(
-                    slot.replacement
-                        .replace(None)
-                        .map_err(|e| (e, "no memory"))?,
-                );
+                slot.replacement
+                    .replace(None)
+                    .map_err(|e| (e, "no memory"))?
             }
             Role::Slot(s) => {
                 if (self.in_sync() | self.sync().recovering()) & (1 << s) != 0 {
@@ -212,16 +212,15 @@ impl Array {
                 }
                 let slot = self.members.get(s).ok_or((ENODEV, "no such slot"))?;
                 // Waits for I/O still in flight to it; none new can start.
-                let old = slot.dev.replace(None).map_err(|e| (e, "no memory"))?;
-                drop(old);
+                slot.dev.replace(None).map_err(|e| (e, "no memory"))?
             }
+            // Spares hold no I/O.
             Role::Spare { .. } => {
-                // Spares hold no I/O: closed now.
-                let gone = take(&mut self.spares.lock(), |s| s.dev.devt() == devt);
-                drop(gone);
+                take(&mut self.spares.lock(), |s| s.dev.devt() == devt).map(|s| s.dev)
             }
-        }
+        };
         drop(reconfig);
+        drop(gone);
         self.note(super::sync::EV_STATE);
         let dir = take(&mut self.dirs.lock().members, |(t, _)| *t == devt);
         if let Some((_, dir)) = dir {
