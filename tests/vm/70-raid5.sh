@@ -890,7 +890,6 @@ T_TIMEOUT=400
 t_run raid5-degraded-every-single r5_degraded 5 ls 4 64 1024
 t_run raid6-degraded-every-pair r5_degraded 6 ls 5 64 1024
 T_TIMEOUT=180
-t_run raid5-fail-under-io r5_fail_under_io 5
 t_run raid6-fail-under-io r5_fail_under_io 6
 t_run raid5-past-tolerance r5_tolerance 5 4
 t_run raid6-past-tolerance r5_tolerance 6 5
@@ -901,6 +900,7 @@ t_run raid5-md-oracle-2 r5_oracle 2
 t_run raid5-failslab failslab_verify "level=5 chunk=64K assume-clean" $(first 4 $DISKS)
 t_run raid6-failslab failslab_verify "level=6 chunk=64K assume-clean" $(first 4 $DISKS)
 if [ "$FULL" = 1 ]; then
+	t_run raid5-fail-under-io r5_fail_under_io 5
 	t_run raid4-n2-c512K r5_cfg 4 - 2 512 4096
 	t_run raid5-conc-n5-c4K r5_conc 5 la 5 4 8 20
 	t_run raid6-conc-n4-c4K r5_conc 6 rs 4 4 8 20
