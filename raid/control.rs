@@ -3,8 +3,8 @@
 use super::attrs::ArrayAttrs;
 use super::parse::{self, CreateSpec, CtlError, LevelKind};
 use super::stat::Registry;
-use super::sync::Units;
 use super::stripe::Stripes;
+use super::sync::Units;
 use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use super::{Array, ArrayName, Level, Member};
 use crate::layout::raid10::{Raid10, Raid10Layout};
@@ -170,6 +170,9 @@ impl Control {
             Level::Raid1(_) => {
                 lim.set_io_min(lim.logical_block_size());
                 lim.set_io_opt(0);
+                // As md's: a member that fails or ignores a write-zeroes would differ from its
+                // mirror. BLKZEROOUT then writes zero pages, which take the write path.
+                lim.disable_write_zeroes();
             }
             Level::Raid5(g) => {
                 // As md's RAID 4/5/6: no discard (md offers it only when told members read back
@@ -456,5 +459,18 @@ impl SysfsOps for Control {
             pr_err!("{}: {}\n", e.why, e.what);
             e.code
         })
+    }
+}
+
+impl Array {
+    /// Whether `dev` may join the array as a spare: where the array offers discard (only when
+    /// every member has it, see `create`), a device without it would keep data its mirror or
+    /// stripe dropped, so it is refused.
+    pub(super) fn admit(&self, dev: &MemberDev) -> Result<(), (Error, &'static str)> {
+        let discard = self.freezer.lock().as_ref().is_some_and(|f| f.discard());
+        if discard && !dev.discard() {
+            return Err((EINVAL, "the array offers discard and the device has none"));
+        }
+        Ok(())
     }
 }

@@ -163,6 +163,7 @@ impl Array {
         if matches!(self.level, Level::Raid0(_)) {
             return Err((EINVAL, "RAID 0 has no spares"));
         }
+        self.admit(&dev)?;
         {
             let mut d = self.dirs.lock();
             let Some(parent) = d.parent.as_ref() else {

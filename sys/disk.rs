@@ -710,6 +710,17 @@ impl Freezer {
     }
 }
 
+impl Freezer {
+    /// Whether the queue offers discard.
+    pub fn discard(&self) -> bool {
+        // SAFETY: We hold a reference to the queue (type invariant); a racy read of a plain
+        // integer that a limits update may change gives one of its values.
+        unsafe {
+            core::ptr::read_volatile(&raw const (*self.q.as_ptr()).limits.max_discard_sectors) != 0
+        }
+    }
+}
+
 impl Drop for Freezer {
     fn drop(&mut self) {
         // SAFETY: We own one reference (type invariant).
