@@ -1,7 +1,7 @@
 #!/bin/sh
 # VM tests, requests against sync jobs and failures: a BLKZEROOUT and a discard below the
-# recovery point of a RAID 1 rebuild reach the spare (it ends identical to its mirror, and check
-# finds 0); a spare without discard is refused by an array that offers discard; a RAID 5 past
+# build point of a RAID 1 rebuild or replacement reach the spare (it ends identical to its
+# mirror, and check finds 0); a spare without discard is refused by an array that offers discard; a RAID 5 past
 # its tolerance still serves reads of the chunks on its surviving members, fails reads of the
 # lost ones and every write, as md's.
 # vm-run: --disks 4 --disk-size 64M
@@ -24,12 +24,14 @@ recovered_past() {
 	done
 }
 
-# raid1_ranges_below_recovery: a RAID 1 over two virtio disks holds a pattern; one member fails
-# and a spare is rebuilt at 2000 KiB/s. Once the recovery has passed 8 MiB, BLKZEROOUT zeroes
-# MiB 0-4 and a discard goes to MiB 4-6, both behind the recovery point. After the rebuild the
-# spare holds exactly what the surviving member holds, the array reads back the zeroes, and a
-# check finds no mismatch.
+# raid1_ranges_below_recovery HOW: a RAID 1 over two virtio disks holds a pattern; a spare is
+# built at 2000 KiB/s, HOW: "recover" (the second member fails and the spare is rebuilt in its
+# slot) or "replace" (the second member wants a replacement and the spare is built as it). Once
+# the build has passed 8 MiB, BLKZEROOUT zeroes MiB 0-4 and a discard goes to MiB 4-6, both
+# behind the build point. Afterwards the spare holds exactly what the first member holds, the
+# array reads back the zeroes, and a check finds no mismatch.
 raid1_ranges_below_recovery() {
+	how=$1
 	set -- $DISKS
 	members="$1 $2"
 	spare=$3
@@ -38,7 +40,12 @@ raid1_ranges_below_recovery() {
 		{ fail "precondition: rraid0 over virtio offers no discard"; return 1; }
 	size=$(dev_bytes /dev/rraid0)
 	fill_pat "$size" || return 1
-	fail_slot 1 || return 1
+	if [ "$how" = recover ]; then
+		fail_slot 1 || return 1
+	else
+		r=$(sysw "/sys/block/rraid0/rraid/dev-$(kname "$2")/state" want_replacement)
+		[ "$r" = OK ] || { fail "want_replacement: $r"; return 1; }
+	fi
 	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max 2000)" = OK ] || { fail "sync_speed_max 2000 refused"; return 1; }
 	[ "$(sysw /sys/block/rraid0/rraid/new_dev "$spare")" = OK ] || { fail "new_dev $spare refused"; return 1; }
 	recovered_past rraid0 16384 || return 1
@@ -119,7 +126,8 @@ raid5_broken_reads() {
 	rm_array rraid0
 }
 
-t_run raid1-zeroout-discard-below-recovery raid1_ranges_below_recovery
+t_run raid1-zeroout-discard-below-recovery raid1_ranges_below_recovery recover
+t_run raid1-zeroout-discard-below-replacement raid1_ranges_below_recovery replace
 t_run raid1-spare-without-discard-refused spare_without_discard
 t_run raid5-broken-serves-surviving-reads raid5_broken_reads
 t_summary
