@@ -711,6 +711,34 @@ impl Freezer {
 }
 
 impl Freezer {
+    /// Changes the queue's limits, as md's `mddev_stack_new_rdev`: `f` gets the current ones
+    /// (with the update lock held, so updates never interleave) and changes them or refuses;
+    /// what it changed is committed with the queue frozen, so no request in flight was split
+    /// by the old limits and runs under the new. The outer error is the block layer's refusal
+    /// to commit, the inner one `f`'s. Task context.
+    pub fn update_limits<E>(
+        &self,
+        f: impl FnOnce(&mut Limits) -> Result<(), E>,
+    ) -> Result<Result<(), E>> {
+        let q = self.q.as_ptr();
+        // SAFETY: We hold a reference to the queue (type invariant). This is
+        // `queue_limits_start_update`: the lock keeps other updates out while the copy is
+        // changed.
+        let lim = unsafe {
+            bindings::mutex_lock(&raw mut (*q).limits_lock);
+            core::ptr::read(&raw const (*q).limits)
+        };
+        let mut lim = Limits(lim);
+        if let Err(e) = f(&mut lim) {
+            // SAFETY: Locked above by this task (`queue_limits_cancel_update`).
+            unsafe { bindings::mutex_unlock(&raw mut (*q).limits_lock) };
+            return Ok(Err(e));
+        }
+        // SAFETY: The update was started above; the commit unlocks whatever it returns.
+        to_result(unsafe { bindings::queue_limits_commit_update_frozen(q, &mut lim.0) })?;
+        Ok(Ok(()))
+    }
+
     /// Whether the queue offers discard.
     pub fn discard(&self) -> bool {
         // SAFETY: We hold a reference to the queue (type invariant); a racy read of a plain

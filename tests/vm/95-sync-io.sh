@@ -3,7 +3,8 @@
 # build point of a RAID 1 rebuild or replacement reach the spare (it ends identical to its
 # mirror, and check finds 0); a spare without discard is refused by an array that offers discard; a RAID 5 past
 # its tolerance still serves reads of the chunks on its surviving members, fails reads of the
-# lost ones and every write, as md's.
+# lost ones and every write, as md's; a spare's limits are stacked in when it joins (its write
+# cache: flushes reach it), and one with larger logical blocks is refused.
 # vm-run: --disks 4 --disk-size 64M
 . "${RRAID_LIB:-/rraid/lib.sh}"
 
@@ -83,6 +84,45 @@ spare_without_discard() {
 	rm_array rraid0
 }
 
+# spare_write_cache: a RAID 1 over brd (no write cache: the array shows "write through") is
+# rebuilt onto a virtio spare whose write cache is on: the array takes the spare's limits in
+# (queue/write_cache "write back"), and a flush of the array reaches the spare.
+spare_write_cache() {
+	set -- $DISKS
+	modprobe brd rd_nr=2 rd_size=65536 || { fail "modprobe brd"; return 1; }
+	[ "$(cat "/sys/block/$(kname "$1")/queue/write_cache")" = "write back" ] ||
+		{ fail "precondition: $1 has no write cache"; return 1; }
+	members="/dev/ram0 /dev/ram1"
+	mk rraid0 "level=1 assume-clean" $members || return 1
+	[ "$(cat /sys/block/rraid0/queue/write_cache)" = "write through" ] ||
+		{ fail "precondition: rraid0 over brd shows '$(cat /sys/block/rraid0/queue/write_cache)'"; return 1; }
+	fail_slot 1 || return 1
+	[ "$(sysw /sys/block/rraid0/rraid/new_dev "$1")" = OK ] || { fail "new_dev $1 refused"; return 1; }
+	sync_wait rraid0 60 || return 1
+	[ "$(member_state rraid0 "$(kname "$1")")" = in_sync ] ||
+		{ fail "spare is '$(member_state rraid0 "$(kname "$1")")' after the rebuild"; return 1; }
+	wc=$(cat /sys/block/rraid0/queue/write_cache)
+	[ "$wc" = "write back" ] || { fail "rraid0's write_cache is '$wc' with a write-back spare in a slot"; return 1; }
+	n0=$(flushes_done "$1")
+	dd if=/dev/zero of=/dev/rraid0 bs=4k count=1 conv=fsync 2>/dev/null || { fail "write + fsync"; return 1; }
+	n1=$(flushes_done "$1")
+	note "flushes on the spare: $n0 before the fsync, $n1 after"
+	[ "$n1" -gt "$n0" ] || { fail "a flush of the array did not reach the spare"; return 1; }
+	rm_array rraid0
+}
+
+# spare_larger_block: a RAID 5 over brd (512-byte blocks) refuses a spare with 4 KiB logical
+# blocks (null_blk) with EINVAL and one line; its block size stays 512.
+spare_larger_block() {
+	modprobe brd rd_nr=3 rd_size=16384 || { fail "modprobe brd"; return 1; }
+	modprobe null_blk nr_devices=1 bs=4096 gb=1 || { fail "modprobe null_blk"; return 1; }
+	mk rraid0 "level=5 chunk=64K assume-clean" /dev/ram0 /dev/ram1 /dev/ram2 || return 1
+	expect_err EINVAL /sys/block/rraid0/rraid/new_dev /dev/nullb0 || return 1
+	[ "$(cat /sys/block/rraid0/queue/logical_block_size)" = 512 ] ||
+		{ fail "rraid0's logical block size is $(cat /sys/block/rraid0/queue/logical_block_size)"; return 1; }
+	rm_array rraid0
+}
+
 # raid5_broken_reads: a RAID 5 of four 16 MiB members (64K chunks, left-symmetric) holds a
 # pattern; two members fail (the second is past the tolerance: EBUSY, the array is broken).
 # Every chunk of the first 16 stripes is read alone: a chunk whose member survives reads back
@@ -130,4 +170,6 @@ t_run raid1-zeroout-discard-below-recovery raid1_ranges_below_recovery recover
 t_run raid1-zeroout-discard-below-replacement raid1_ranges_below_recovery replace
 t_run raid1-spare-without-discard-refused spare_without_discard
 t_run raid5-broken-serves-surviving-reads raid5_broken_reads
+t_run raid1-spare-write-cache-stacked spare_write_cache
+t_run raid5-spare-larger-block-refused spare_larger_block
 t_summary
