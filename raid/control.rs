@@ -189,7 +189,7 @@ impl Control {
             self.wq,
             self.units.clone(),
         )?;
-        let mut disk = Disk::add(
+        let disk = Disk::add(
             spec.name_str(),
             lim,
             array_sectors,
@@ -496,5 +496,23 @@ impl Array {
             Ok(())
         })
         .map_err(|e| (e, "the array's limits cannot take the device"))?
+    }
+
+    /// Links a device that joined the array under its disk (`holders/`, `slaves/`), as md
+    /// links every device of an array; a failure only leaves the link out.
+    pub(super) fn link_dev(&self, dev: &MemberDev) {
+        if let Some(f) = self.freezer.lock().as_ref() {
+            if let Err(e) = f.link(dev) {
+                pr_warn!("{}: cannot link {}: {:?}\n", self.name(), dev.name(), e);
+            }
+        }
+    }
+
+    /// Closes a device that left the array, its link gone first.
+    pub(super) fn release_dev(&self, dev: Option<MemberDev>) {
+        if let (Some(f), Some(d)) = (self.freezer.lock().as_ref(), dev.as_ref()) {
+            f.unlink(d);
+        }
+        drop(dev);
     }
 }

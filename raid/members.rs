@@ -175,6 +175,7 @@ impl Array {
             put(&mut d.members, (dev.devt(), dir)).map_err(|_| (ENOMEM, "no memory"))?;
         }
         pr_info!("{}: added spare {}\n", self.name(), dev.name());
+        self.link_dev(&dev);
         self.note(super::sync::EV_STATE);
         put(&mut self.spares.lock(), Spare { dev, faulty: false })
             .map_err(|_| (ENOMEM, "no memory"))?;
@@ -198,7 +199,7 @@ impl Array {
                     ));
                 }
                 let slot = self.members.get(s).ok_or((ENODEV, "no such slot"))?;
-                drop(
+                self.release_dev(
                     slot.replacement
                         .replace(None)
                         .map_err(|e| (e, "no memory"))?,
@@ -211,12 +212,12 @@ impl Array {
                 let slot = self.members.get(s).ok_or((ENODEV, "no such slot"))?;
                 // Waits for I/O still in flight to it; none new can start.
                 let old = slot.dev.replace(None).map_err(|e| (e, "no memory"))?;
-                drop(old);
+                self.release_dev(old);
             }
             Role::Spare { .. } => {
                 // Spares hold no I/O: closed now.
                 let gone = take(&mut self.spares.lock(), |s| s.dev.devt() == devt);
-                drop(gone);
+                self.release_dev(gone.map(|s| s.dev));
             }
         }
         self.note(super::sync::EV_STATE);

@@ -84,9 +84,16 @@ spare_without_discard() {
 	rm_array rraid0
 }
 
+# linked ARRAY DEV: DEV is drawn under ARRAY (slaves/ and holders/ links, as lsblk reads them).
+linked() {
+	[ -e "/sys/block/$1/slaves/$2" ] && [ -e "/sys/block/$2/holders/$1" ]
+}
+
 # spare_write_cache: a RAID 1 over brd (no write cache: the array shows "write through") is
 # rebuilt onto a virtio spare whose write cache is on: the array takes the spare's limits in
-# (queue/write_cache "write back"), and a flush of the array reaches the spare.
+# (queue/write_cache "write back"), and a flush of the array reaches the spare. The spare is
+# linked under the array (slaves/, holders/) from new_dev on; the member it replaced stays
+# linked while it is listed as faulty, and its links go with its remove.
 spare_write_cache() {
 	set -- $DISKS
 	modprobe brd rd_nr=2 rd_size=65536 || { fail "modprobe brd"; return 1; }
@@ -98,7 +105,14 @@ spare_write_cache() {
 		{ fail "precondition: rraid0 over brd shows '$(cat /sys/block/rraid0/queue/write_cache)'"; return 1; }
 	fail_slot 1 || return 1
 	[ "$(sysw /sys/block/rraid0/rraid/new_dev "$1")" = OK ] || { fail "new_dev $1 refused"; return 1; }
+	sp=$(kname "$1")
+	linked rraid0 "$sp" || { ls /sys/block/rraid0/slaves; fail "spare $sp is not linked under rraid0"; return 1; }
 	sync_wait rraid0 60 || return 1
+	linked rraid0 "$sp" && linked rraid0 ram0 && linked rraid0 ram1 ||
+		{ ls /sys/block/rraid0/slaves; fail "links after the rebuild: $(ls /sys/block/rraid0/slaves | tr '\n' ' ')"; return 1; }
+	[ "$(sysw /sys/block/rraid0/rraid/dev-ram1/state remove)" = OK ] || { fail "remove of faulty ram1 refused"; return 1; }
+	[ ! -e /sys/block/rraid0/slaves/ram1 ] && [ ! -e /sys/block/ram1/holders/rraid0 ] ||
+		{ fail "ram1 still linked under rraid0 after its remove"; return 1; }
 	[ "$(member_state rraid0 "$(kname "$1")")" = in_sync ] ||
 		{ fail "spare is '$(member_state rraid0 "$(kname "$1")")' after the rebuild"; return 1; }
 	wc=$(cat /sys/block/rraid0/queue/write_cache)
@@ -170,6 +184,6 @@ t_run raid1-zeroout-discard-below-recovery raid1_ranges_below_recovery recover
 t_run raid1-zeroout-discard-below-replacement raid1_ranges_below_recovery replace
 t_run raid1-spare-without-discard-refused spare_without_discard
 t_run raid5-broken-serves-surviving-reads raid5_broken_reads
-t_run raid1-spare-write-cache-stacked spare_write_cache
+t_run raid1-spare-joins-write-cache-links spare_write_cache
 t_run raid5-spare-larger-block-refused spare_larger_block
 t_summary
