@@ -434,37 +434,38 @@ fn level_limits(lim: &mut Limits, level: &Level, discard: bool) {
         lim.disable_discard();
     }
     lim.drop_unimplemented();
-    match level {
-        Level::Raid0(g) => {
-            let chunk = (g.chunk_sectors() << 9) as u32;
+    // io_min and io_opt as md's: a chunk, and the chunks of one row of data.
+    let striped = match level {
+        Level::Raid0(g) => Some((g.chunk_sectors(), g.members())),
+        Level::Raid1(_) => None,
+        Level::Raid5(g) => Some((g.chunk_sectors(), g.data())),
+        Level::Raid10(g) => Some((g.chunk_sectors(), g.stripe_members())),
+    };
+    match striped {
+        Some((chunk, across)) => {
+            let chunk = (chunk << 9) as u32;
             lim.set_io_min(chunk);
-            lim.set_io_opt(chunk.saturating_mul(g.members() as u32));
+            lim.set_io_opt(chunk.saturating_mul(across as u32));
         }
-        Level::Raid1(_) => {
+        None => {
             lim.set_io_min(lim.logical_block_size());
             lim.set_io_opt(0);
-            // As md's: a member that fails or ignores a write-zeroes would differ from its
-            // mirror. BLKZEROOUT then writes zero pages, which take the write path.
-            lim.disable_write_zeroes();
         }
-        Level::Raid5(g) => {
-            // As md's RAID 4/5/6: no discard (md offers it only when told members read back
-            // zeroes), no write-zeroes, and partial stripes flagged as costly.
-            let chunk = (g.chunk_sectors() << 9) as u32;
-            lim.set_io_min(chunk);
-            lim.set_io_opt(chunk.saturating_mul(g.data() as u32));
+    }
+    match level {
+        Level::Raid0(_) => {}
+        // As md's: a member that fails or ignores a write-zeroes would differ from its mirror.
+        // BLKZEROOUT then writes zero pages, which take the write path.
+        Level::Raid1(_) => lim.disable_write_zeroes(),
+        // RAID 4/5/6 as md's: no discard (md offers it only when told members read back
+        // zeroes), no write-zeroes, and partial stripes flagged as costly. RAID 10: a range
+        // would go out per chunk and copy (see `raid10`).
+        Level::Raid5(_) | Level::Raid10(_) => {
             lim.disable_discard();
             lim.disable_write_zeroes();
-            lim.set_partial_stripes_expensive();
-        }
-        Level::Raid10(g) => {
-            // As md's: io_opt spans the members one row of chunks covers. No discard or
-            // write-zeroes (a range would go out per chunk and copy; see `raid10`).
-            let chunk = (g.chunk_sectors() << 9) as u32;
-            lim.set_io_min(chunk);
-            lim.set_io_opt(chunk.saturating_mul(g.stripe_members() as u32));
-            lim.disable_discard();
-            lim.disable_write_zeroes();
+            if matches!(level, Level::Raid5(_)) {
+                lim.set_partial_stripes_expensive();
+            }
         }
     }
 }
