@@ -161,45 +161,12 @@ impl Control {
         // Discard only when every member has it (stacking offers it when any has it): a member
         // that ignored a discard would then differ from its mirror or its stripe. Stricter than
         // md, which leaves that member's blocks as they were.
-        if devs.iter().any(|d| !d.discard()) {
-            lim.disable_discard();
-        }
-        lim.drop_unimplemented();
+        level_limits(&mut lim, &level, devs.iter().all(|d| d.discard()));
         // No more requests in flight than the members can take together.
         let depth = devs
             .iter()
             .fold(0u32, |n, d| n.saturating_add(d.nr_requests()))
             .clamp(1, MAX_QUEUE_DEPTH);
-        match &level {
-            Level::Raid0(g) => {
-                let chunk = (g.chunk_sectors() << 9) as u32;
-                lim.set_io_min(chunk);
-                lim.set_io_opt(chunk.saturating_mul(g.members() as u32));
-            }
-            Level::Raid1(_) => {
-                lim.set_io_min(lim.logical_block_size());
-                lim.set_io_opt(0);
-            }
-            Level::Raid5(g) => {
-                // As md's RAID 4/5/6: no discard (md offers it only when told members read back
-                // zeroes), no write-zeroes, and partial stripes flagged as costly.
-                let chunk = (g.chunk_sectors() << 9) as u32;
-                lim.set_io_min(chunk);
-                lim.set_io_opt(chunk.saturating_mul(g.data() as u32));
-                lim.disable_discard();
-                lim.disable_write_zeroes();
-                lim.set_partial_stripes_expensive();
-            }
-            Level::Raid10(g) => {
-                // As md's: io_opt spans the members one row of chunks covers. No discard or
-                // write-zeroes (a range would go out per chunk and copy; see `raid10`).
-                let chunk = (g.chunk_sectors() << 9) as u32;
-                lim.set_io_min(chunk);
-                lim.set_io_opt(chunk.saturating_mul(g.stripe_members() as u32));
-                lim.disable_discard();
-                lim.disable_write_zeroes();
-            }
-        }
         let stripes = match &level {
             Level::Raid5(g) => Some(Stripes::new(*g, self.stripe_wq).map_err(|e| {
                 CtlError::new(e, "create: no memory for the stripe cache", spec.name_str())
@@ -231,7 +198,7 @@ impl Control {
             self.wq,
             self.units.clone(),
         )?;
-        let mut disk = Disk::add(
+        let disk = Disk::add(
             spec.name_str(),
             lim,
             array_sectors,
@@ -465,5 +432,97 @@ impl SysfsOps for Control {
             pr_err!("{}: {}\n", e.why, e.what);
             e.code
         })
+    }
+}
+
+/// What rraid sets on limits stacked from the members, at create and when a device joins
+/// (stacking turns on again what any member has): discard only with `discard`, nothing rraid
+/// does not implement, and each level's own choices.
+fn level_limits(lim: &mut Limits, level: &Level, discard: bool) {
+    if !discard {
+        lim.disable_discard();
+    }
+    lim.drop_unimplemented();
+    // io_min and io_opt as md's: a chunk, and the chunks of one row of data.
+    let striped = match level {
+        Level::Raid0(g) => Some((g.chunk_sectors(), g.members())),
+        Level::Raid1(_) => None,
+        Level::Raid5(g) => Some((g.chunk_sectors(), g.data())),
+        Level::Raid10(g) => Some((g.chunk_sectors(), g.stripe_members())),
+    };
+    match striped {
+        Some((chunk, across)) => {
+            let chunk = (chunk << 9) as u32;
+            lim.set_io_min(chunk);
+            lim.set_io_opt(chunk.saturating_mul(across as u32));
+        }
+        None => {
+            lim.set_io_min(lim.logical_block_size());
+            lim.set_io_opt(0);
+        }
+    }
+    match level {
+        Level::Raid0(_) => {}
+        // As md's: a member that fails or ignores a write-zeroes would differ from its mirror.
+        // BLKZEROOUT then writes zero pages, which take the write path.
+        Level::Raid1(_) => lim.disable_write_zeroes(),
+        // RAID 4/5/6 as md's: no discard (md offers it only when told members read back
+        // zeroes), no write-zeroes, and partial stripes flagged as costly. RAID 10: a range
+        // would go out per chunk and copy (see `raid10`).
+        Level::Raid5(_) | Level::Raid10(_) => {
+            lim.disable_discard();
+            lim.disable_write_zeroes();
+            if matches!(level, Level::Raid5(_)) {
+                lim.set_partial_stripes_expensive();
+            }
+        }
+    }
+}
+
+impl Array {
+    /// Takes `dev`'s limits into the array's before it joins as a spare, as md's
+    /// `mddev_stack_new_rdev`: its write cache and FUA (so flushes and FUA reach it once it
+    /// holds a slot), transfer sizes and alignment. Refused: a device without discard while
+    /// the array offers discard (only when every member has it, see `create`: it would keep
+    /// data its mirror dropped), and one whose logical block size is larger than the array's
+    /// (I/O in flight and file systems rely on the size the array has shown).
+    pub(super) fn admit(&self, dev: &MemberDev) -> Result<(), (Error, &'static str)> {
+        let name = CString::try_from_fmt(fmt!("{}", self.name())).map_err(|e| (e, "no memory"))?;
+        let f = self.freezer.lock();
+        let f = f.as_ref().ok_or((ENODEV, "the array is going away"))?;
+        let discard = f.discard();
+        if discard && !dev.discard() {
+            return Err((EINVAL, "the array offers discard and the device has none"));
+        }
+        f.update_limits(|lim| {
+            if dev.logical_block_size() > lim.logical_block_size() {
+                return Err((
+                    EINVAL,
+                    "the device's logical block size is larger than the array's",
+                ));
+            }
+            lim.stack(dev, self.data_offset(), &name);
+            level_limits(lim, &self.level, discard);
+            Ok(())
+        })
+        .map_err(|e| (e, "the array's limits cannot take the device"))?
+    }
+
+    /// Links a device that joined the array under its disk (`holders/`, `slaves/`), as md
+    /// links every device of an array; a failure only leaves the link out.
+    pub(super) fn link_dev(&self, dev: &MemberDev) {
+        if let Some(f) = self.freezer.lock().as_ref() {
+            if let Err(e) = f.link(dev) {
+                pr_warn!("{}: cannot link {}: {:?}\n", self.name(), dev.name(), e);
+            }
+        }
+    }
+
+    /// Closes a device that left the array, its link gone first.
+    pub(super) fn release_dev(&self, dev: Option<MemberDev>) {
+        if let (Some(f), Some(d)) = (self.freezer.lock().as_ref(), dev.as_ref()) {
+            f.unlink(d);
+        }
+        drop(dev);
     }
 }

@@ -137,13 +137,8 @@ impl Array {
         tried: u64,
         held: Option<&Entered<'_>>,
     ) -> Result<(), BlkStatus> {
-        let dev = match kind {
-            // A replacement given up meanwhile: the member has the write.
-            Kind::Replace => match self.members.get(member).and_then(|m| m.replacement.get()) {
-                Some(d) => d,
-                None => return Ok(()),
-            },
-            _ => self.dev(member).ok_or(BlkStatus::IOERR)?,
+        let Some(dev) = self.target_dev(kind, member)? else {
+            return Ok(());
         };
         let bdev = dev.clone();
         let piece = Piece {
@@ -165,21 +160,32 @@ impl Array {
         Ok(())
     }
 
-    /// Sends a data-less `op` over `[sector, sector + len)` of `member`, in bios of at most
-    /// `MAX_RANGE_SECTORS`.
+    /// The device a member bio of `kind` goes to: the slot's device, or for
+    /// [`Kind::Replace`] its replacement; `None` when the replacement was given up meanwhile
+    /// (the member has the write).
+    fn target_dev(&self, kind: Kind, member: usize) -> Result<Option<DevRef>, BlkStatus> {
+        match kind {
+            Kind::Replace => Ok(self.members.get(member).and_then(|m| m.replacement.get())),
+            _ => self.dev(member).ok_or(BlkStatus::IOERR).map(Some),
+        }
+    }
+
+    /// Sends a data-less `op` over `[sector, sector + len)` of `member` (its replacement when
+    /// `kind` is [`Kind::Replace`]), in bios of at most `MAX_RANGE_SECTORS`, each counted in
+    /// the barrier range of `held`.
+    #[expect(clippy::too_many_arguments)]
     fn send_range(
         &self,
         rq: &InflightRequest<Array>,
         op: RangeOp,
+        kind: Kind,
         member: usize,
         mut sector: u64,
         mut len: u64,
+        held: Option<&Entered<'_>>,
     ) -> Result<(), BlkStatus> {
-        let dev = self.dev(member).ok_or(BlkStatus::IOERR)?;
-        let kind = if op == RangeOp::Flush {
-            Kind::Flush
-        } else {
-            Kind::Range
+        let Some(dev) = self.target_dev(kind, member)? else {
+            return Ok(());
         };
         loop {
             let n = len.min(MAX_RANGE_SECTORS);
@@ -191,7 +197,7 @@ impl Array {
                 len: n,
                 tried: 0,
                 status: BlkStatus::OK,
-                hold: None,
+                hold: held.map(|e| self.sync.barrier().hold(e)),
                 dev: Some(dev.clone()),
             };
             let bio = self
@@ -229,37 +235,18 @@ impl Array {
                                 // Not while the sync thread works on this part (md's
                                 // `wait_barrier`); every member bio counts until it is done.
                                 let entered = self.sync.barrier().enter(src.sector(), len);
-                                // Members being recovered take writes behind the recovery.
-                                let targets =
-                                    self.in_sync() | self.sync.recovered_below(src.sector() + 1);
-                                if targets == 0 {
-                                    return Err(BlkStatus::IOERR);
-                                }
-                                let repl = self.sync.replaced_below(src.sector() + 1);
-                                for m in bits(targets) {
+                                self.each_write_target1(src.sector(), |kind, m| {
                                     self.send_piece(
                                         &src,
-                                        Kind::Write,
+                                        kind,
                                         m,
                                         sector,
                                         0,
                                         len,
                                         0,
                                         Some(&entered),
-                                    )?;
-                                    if repl & (1 << m) != 0 {
-                                        self.send_piece(
-                                            &src,
-                                            Kind::Replace,
-                                            m,
-                                            sector,
-                                            0,
-                                            len,
-                                            0,
-                                            Some(&entered),
-                                        )?;
-                                    }
-                                }
+                                    )
+                                })?;
                             } else {
                                 let m = self
                                     .choose_read(src.sector(), len)
@@ -276,7 +263,7 @@ impl Array {
             }
             ReqOp::Flush => {
                 for m in bits(self.in_sync() | self.sync.recovering()) {
-                    self.send_range(rq, RangeOp::Flush, m, 0, 0)?;
+                    self.send_range(rq, RangeOp::Flush, Kind::Flush, m, 0, 0, None)?;
                 }
                 Ok(())
             }
@@ -325,17 +312,49 @@ impl Array {
             Level::Raid0(g) => {
                 for m in 0..self.members.len() {
                     if let Some((a, b)) = g.member_range(start, start + len, m) {
-                        self.send_range(rq, op, m, a, b - a)?;
+                        self.send_range(rq, op, Kind::Range, m, a, b - a, None)?;
                     }
                 }
             }
             Level::Raid1(g) => {
-                for m in bits(self.in_sync()) {
-                    self.send_range(rq, op, m, g.map(start), len)?;
-                }
+                // A range changes data as a write does (md sends discards down its write
+                // path): under the barrier, so a sync window never copies over it, and to the
+                // devices being built behind their point, so none keeps what its mirror lost.
+                let entered = self.sync.barrier().enter(start, len);
+                self.each_write_target1(start, |kind, m| {
+                    let kind = if kind == Kind::Write {
+                        Kind::Range
+                    } else {
+                        kind
+                    };
+                    self.send_range(rq, op, kind, m, g.map(start), len, Some(&entered))
+                })?;
             }
             // Not offered (see `control`).
             Level::Raid5(_) | Level::Raid10(_) => return Err(BlkStatus::NOTSUPP),
+        }
+        Ok(())
+    }
+
+    /// Calls `send(kind, member)` for every device a RAID 1 write at array sector `sector`
+    /// goes to: [`Kind::Write`] for the members in sync and those being recovered whose
+    /// recovery has passed it, [`Kind::Replace`] for the replacements being built past it.
+    /// The caller holds the barrier there, so the build point cannot pass it meanwhile.
+    fn each_write_target1(
+        &self,
+        sector: u64,
+        mut send: impl FnMut(Kind, usize) -> Result<(), BlkStatus>,
+    ) -> Result<(), BlkStatus> {
+        let targets = self.in_sync() | self.sync.recovered_below(sector + 1);
+        if targets == 0 {
+            return Err(BlkStatus::IOERR);
+        }
+        let repl = self.sync.replaced_below(sector + 1);
+        for m in bits(targets) {
+            send(Kind::Write, m)?;
+            if repl & (1 << m) != 0 {
+                send(Kind::Replace, m)?;
+            }
         }
         Ok(())
     }

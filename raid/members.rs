@@ -163,6 +163,7 @@ impl Array {
         if matches!(self.level, Level::Raid0(_)) {
             return Err((EINVAL, "RAID 0 has no spares"));
         }
+        self.admit(&dev)?;
         {
             let mut d = self.dirs.lock();
             let Some(parent) = d.parent.as_ref() else {
@@ -174,6 +175,7 @@ impl Array {
             put(&mut d.members, (dev.devt(), dir)).map_err(|_| (ENOMEM, "no memory"))?;
         }
         pr_info!("{}: added spare {}\n", self.name(), dev.name());
+        self.link_dev(&dev);
         self.note(super::sync::EV_STATE);
         put(&mut self.spares.lock(), Spare { dev, faulty: false })
             .map_err(|_| (ENOMEM, "no memory"))?;
@@ -220,7 +222,8 @@ impl Array {
             }
         };
         drop(reconfig);
-        drop(gone);
+        // Unlinked (the array disk's `open_mutex`) and closed outside `reconfig` too.
+        self.release_dev(gone);
         self.note(super::sync::EV_STATE);
         let dir = take(&mut self.dirs.lock().members, |(t, _)| *t == devt);
         if let Some((_, dir)) = dir {

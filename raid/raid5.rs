@@ -60,10 +60,13 @@ impl Array {
     ) -> Result<(), BlkStatus> {
         match rq.op() {
             ReqOp::Read | ReqOp::Write => {
-                if self.is_broken() {
+                let write = rq.op() == ReqOp::Write;
+                // As md's `MD_BROKEN`: only writes are refused. A read is served from the
+                // member that holds its block, or rebuilt; the stripe cache fails it only
+                // where too many of its stripe's members are lost (md's `handle_failed_stripe`).
+                if write && self.is_broken() {
                     return Err(BlkStatus::IOERR);
                 }
-                let write = rq.op() == ReqOp::Write;
                 for src in rq.bios() {
                     self.map_bio5(st, &src, write, batch)?;
                 }

@@ -27,9 +27,10 @@ use core::ptr::NonNull;
 use kernel::{
     bindings,
     error::{from_err_ptr, to_result},
+    new_mutex,
     prelude::*,
     str::CStr,
-    sync::{Arc, ArcBorrow},
+    sync::{Arc, ArcBorrow, Mutex},
     types::{ForeignOwnable, Opaque, ScopeGuard},
 };
 
@@ -376,11 +377,103 @@ impl<T: DiskOps> PinnedDrop for DiskState<T> {
 ///
 /// `disk` was added with `device_add_disk` and this value holds its allocation reference. Its
 /// `private_data` is a `Pin<KBox<DiskState<T>>>` from `into_foreign`, owned by the gendisk and
-/// freed by `free_disk`. `holders` are linked to it with `bd_link_disk_holder`.
+/// freed by `free_disk`. `links` names this disk while it is added.
 pub struct Disk<T: DiskOps> {
     disk: NonNull<bindings::gendisk>,
-    holders: KVec<NonNull<bindings::block_device>>,
+    links: Arc<Mutex<Links>>,
     _p: PhantomData<Arc<T>>,
+}
+
+/// The devices linked under a disk (`holders/` and `slaves/` in sysfs, as md links every
+/// device of an array): shared by the [`Disk`] and its [`Freezer`]s, so that devices can be
+/// linked and unlinked as they join and leave while the disk lives.
+///
+/// # Invariants
+///
+/// While `disk` is `Some` it is an added disk not yet deleted (or not yet added: nothing links
+/// to it before [`Disk::add`] returns). Each of `bdevs` is linked to it
+/// with `bd_link_disk_holder` and holds a reference to its `bd_device`, which keeps the block
+/// device's memory valid for the unlink even if the device was closed meanwhile.
+struct Links {
+    disk: Option<NonNull<bindings::gendisk>>,
+    /// Unlinked ones leave `None`.
+    bdevs: KVec<Option<NonNull<bindings::block_device>>>,
+}
+
+// SAFETY: The pointers are used only under the mutex that holds this value, from any task.
+unsafe impl Send for Links {}
+
+impl Links {
+    fn new(disk: NonNull<bindings::gendisk>) -> Result<Arc<Mutex<Self>>> {
+        Arc::pin_init(
+            new_mutex!(
+                Links {
+                    disk: Some(disk),
+                    bdevs: KVec::new(),
+                },
+                "rraid::links"
+            ),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Links `member` under the disk, unless the disk is going away.
+    fn link(&mut self, member: &MemberDev) -> Result {
+        let disk = self.disk.ok_or(ENODEV)?;
+        let hole = match self.bdevs.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                self.bdevs.push(None, GFP_KERNEL)?;
+                self.bdevs.len() - 1
+            }
+        };
+        let bdev = member.bdev();
+        // SAFETY: The disk is added and not deleted (type invariant); the member is open.
+        to_result(unsafe { bindings::bd_link_disk_holder(bdev, disk.as_ptr()) })?;
+        // SAFETY: The open member's device is valid; the reference is put after the unlink.
+        unsafe { bindings::get_device(&raw mut (*bdev).bd_device) };
+        if let Some(e) = self.bdevs.get_mut(hole) {
+            // INVARIANT: linked, its device referenced.
+            *e = NonNull::new(bdev);
+        }
+        Ok(())
+    }
+
+    /// Removes the link in `e`, if any.
+    fn unlink_entry(
+        disk: Option<NonNull<bindings::gendisk>>,
+        e: &mut Option<NonNull<bindings::block_device>>,
+    ) {
+        let Some(bdev) = e.take() else { return };
+        if let Some(disk) = disk {
+            // SAFETY: `bdev` was linked to the live disk (type invariant).
+            unsafe { bindings::bd_unlink_disk_holder(bdev.as_ptr(), disk.as_ptr()) };
+        }
+        // SAFETY: The reference taken by `link` (type invariant).
+        unsafe { bindings::put_device(&raw mut (*bdev.as_ptr()).bd_device) };
+    }
+
+    /// Unlinks `member` if it is linked.
+    fn unlink(&mut self, member: &MemberDev) {
+        let disk = self.disk;
+        if let Some(e) = self
+            .bdevs
+            .iter_mut()
+            .find(|b| b.is_some_and(|b| b.as_ptr() == member.bdev()))
+        {
+            Self::unlink_entry(disk, e);
+        }
+    }
+
+    /// Unlinks every device: the disk is about to be deleted.
+    fn unlink_all(&mut self) {
+        let disk = self.disk;
+        for e in self.bdevs.iter_mut() {
+            Self::unlink_entry(disk, e);
+        }
+        // INVARIANT: nothing links to the disk from now on.
+        self.disk = None;
+    }
 }
 
 // SAFETY: The disk may be torn down from any thread.
@@ -419,6 +512,8 @@ impl<T: DiskOps> Disk<T> {
             unsafe { bindings::put_disk(disk) };
         });
         let disk = *put_guard;
+        // SAFETY: `from_err_ptr` returned a valid pointer.
+        let links = Links::new(unsafe { NonNull::new_unchecked(disk) })?;
         let bytes = name.as_bytes();
         // SAFETY: `disk` is a valid, not yet added gendisk that we alone use.
         let d = unsafe { &mut *disk };
@@ -455,22 +550,14 @@ impl<T: DiskOps> Disk<T> {
         Ok(Self {
             // SAFETY: `from_err_ptr` returned a valid pointer.
             disk: unsafe { NonNull::new_unchecked(disk) },
-            holders: KVec::new(),
+            links,
             _p: PhantomData,
         })
     }
 
     /// Links `member` under the disk (`holders/` and `slaves/` in sysfs).
-    pub fn link_holder(&mut self, member: &MemberDev) -> Result {
-        self.holders.reserve(1, GFP_KERNEL)?;
-        // SAFETY: The disk is added and the member open; the member outlives the link, since
-        // the array that owns it is freed only at the disk's final put.
-        to_result(unsafe { bindings::bd_link_disk_holder(member.bdev(), self.disk.as_ptr()) })?;
-        // SAFETY: `bdev()` is non-null for an open member.
-        let bdev = unsafe { NonNull::new_unchecked(member.bdev()) };
-        // Cannot fail: room was reserved above.
-        let _ = self.holders.push(bdev, GFP_KERNEL);
-        Ok(())
+    pub fn link_holder(&self, member: &MemberDev) -> Result {
+        self.links.lock().link(member)
     }
 
     /// The disk's device directory, parent of rraid's own sysfs directory.
@@ -491,11 +578,8 @@ impl<T: DiskOps> Disk<T> {
 
 impl<T: DiskOps> Drop for Disk<T> {
     fn drop(&mut self) {
-        for bdev in self.holders.iter() {
-            // SAFETY: Each was linked by `link_holder` and its member is still open (the array
-            // that owns it is freed only at the final put).
-            unsafe { bindings::bd_unlink_disk_holder(bdev.as_ptr(), self.disk.as_ptr()) };
-        }
+        // Before the disk is deleted, which removes the directory the links are in.
+        self.links.lock().unlink_all();
         // SAFETY: The disk was added; `del_gendisk` drains its queue, so no request and no
         // `queue_rq` remain afterwards, and exits the hardware queues.
         unsafe { bindings::del_gendisk(self.disk.as_ptr()) };
@@ -669,14 +753,16 @@ unsafe extern "C" fn free_disk_trampoline<T: DiskOps>(disk: *mut bindings::gendi
     }
 }
 
-/// A counted reference to an array disk's request queue, to hold its I/O off for a moment
-/// (a member device swapped under writes).
+/// A counted reference to an array disk's request queue, for the array's own use: to hold its
+/// I/O off for a moment (a member device swapped under writes), to read and update its limits,
+/// and to link devices under the disk as they join and leave.
 ///
 /// # Invariants
 ///
 /// `q` is a request queue this value holds a reference to (`blk_get_queue`).
 pub struct Freezer {
     q: NonNull<bindings::request_queue>,
+    links: Arc<Mutex<Links>>,
 }
 
 // SAFETY: A queue reference may be used and dropped from any task.
@@ -696,7 +782,10 @@ impl<T: DiskOps> Disk<T> {
             return Err(ENODEV);
         }
         // INVARIANT: reference taken above.
-        Ok(Freezer { q })
+        Ok(Freezer {
+            q,
+            links: self.links.clone(),
+        })
     }
 }
 
@@ -711,6 +800,56 @@ impl Freezer {
         // SAFETY: As above; frozen just above by this task.
         unsafe { bindings::blk_mq_unfreeze_queue(self.q.as_ptr()) };
         r
+    }
+}
+
+impl Freezer {
+    /// Links `member` under the disk (`holders/` and `slaves/`), unless the disk is going
+    /// away.
+    pub fn link(&self, member: &MemberDev) -> Result {
+        self.links.lock().link(member)
+    }
+
+    /// Unlinks `member`, which is leaving the array (and may be closed after this).
+    pub fn unlink(&self, member: &MemberDev) {
+        self.links.lock().unlink(member)
+    }
+
+    /// Changes the queue's limits, as md's `mddev_stack_new_rdev`: `f` gets the current ones
+    /// (with the update lock held, so updates never interleave) and changes them or refuses;
+    /// what it changed is committed with the queue frozen, so no request in flight was split
+    /// by the old limits and runs under the new. The outer error is the block layer's refusal
+    /// to commit, the inner one `f`'s. Task context.
+    pub fn update_limits<E>(
+        &self,
+        f: impl FnOnce(&mut Limits) -> Result<(), E>,
+    ) -> Result<Result<(), E>> {
+        let q = self.q.as_ptr();
+        // SAFETY: We hold a reference to the queue (type invariant). This is
+        // `queue_limits_start_update`: the lock keeps other updates out while the copy is
+        // changed.
+        let lim = unsafe {
+            bindings::mutex_lock(&raw mut (*q).limits_lock);
+            core::ptr::read(&raw const (*q).limits)
+        };
+        let mut lim = Limits(lim);
+        if let Err(e) = f(&mut lim) {
+            // SAFETY: Locked above by this task (`queue_limits_cancel_update`).
+            unsafe { bindings::mutex_unlock(&raw mut (*q).limits_lock) };
+            return Ok(Err(e));
+        }
+        // SAFETY: The update was started above; the commit unlocks whatever it returns.
+        to_result(unsafe { bindings::queue_limits_commit_update_frozen(q, &mut lim.0) })?;
+        Ok(Ok(()))
+    }
+
+    /// Whether the queue offers discard.
+    pub fn discard(&self) -> bool {
+        // SAFETY: We hold a reference to the queue (type invariant); a racy read of a plain
+        // integer that a limits update may change gives one of its values.
+        unsafe {
+            core::ptr::read_volatile(&raw const (*self.q.as_ptr()).limits.max_discard_sectors) != 0
+        }
     }
 }
 

@@ -642,8 +642,24 @@ r5_fail_under_io() {
 		{ fail "md from the survivors reads differently from rraid0"; return 1; }
 }
 
+# data_slot OFF: the slot holding the data at array byte OFF (left-symmetric RAID 5/6 as md's
+# raid5_compute_sector, RAID 4 data on slots 0..nd-1).
+data_slot() {
+	local k s i pd
+	k=$(($1 / cb))
+	s=$((k / nd)) i=$((k % nd))
+	pd=$((n - 1 - s % n))
+	case $lvl in
+	4) echo $i ;;
+	5) echo $(((pd + 1 + i) % n)) ;;
+	6) echo $(((pd + 2 + i) % n)) ;;
+	esac
+}
+
 # r5_tolerance LEVEL N: failing one member more than the level tolerates: the write answers
-# EBUSY, the member is faulty all the same, the array is broken, reads and writes end in EIO.
+# EBUSY, the member is faulty all the same, the array is broken. Writes end in EIO; reads are
+# decided per block, as md's: a block on a surviving member reads back right, one on a failed
+# member ends in EIO.
 r5_tolerance() {
 	geo "$1" ls "$2" 64
 	mk_geo 1024 || return 1
@@ -662,16 +678,30 @@ r5_tolerance() {
 	has_word "$st" faulty || { fail "dev-$k/state is '$st' after the refused faulty, expected faulty"; return 1; }
 	expect_attr rraid0 array_state broken || return 1
 	dmesg | grep '^rraid:' | sed 's/^/    /'
-	for off in 0 "$cb" $((3 * stripe + 4096)) $((size - 4096)); do
-		out=$(dd if=/dev/rraid0 of=/dev/null bs=4096 count=1 iflag=direct,skip_bytes skip="$off" 2>&1) &&
-			{ fail "read at $off of a broken array succeeded"; return 1; }
-		echo "$out" | grep -qiE "Input/output error|I/O error" ||
-			{ fail "read at $off of a broken array: '$out', expected EIO"; return 1; }
+	good=0 lost=0
+	for off in 0 "$cb" $((2 * cb)) $((3 * stripe + 4096)) $((size - 4096)); do
+		# Slots 0..np failed.
+		if [ "$(data_slot "$off")" -gt "$np" ]; then
+			dev_cmp /dev/rraid0 /tmp/exp "$off" 4096 ||
+				{ fail "read at $off (slot $(data_slot "$off"), which survives) of a broken array"; return 1; }
+			good=$((good + 1))
+		else
+			out=$(dd if=/dev/rraid0 of=/dev/null bs=4096 count=1 iflag=direct,skip_bytes skip="$off" 2>&1) &&
+				{ fail "read at $off (slot $(data_slot "$off"), failed) of a broken array succeeded"; return 1; }
+			echo "$out" | grep -qiE "Input/output error|I/O error" ||
+				{ fail "read at $off of a broken array: '$out', expected EIO"; return 1; }
+			lost=$((lost + 1))
+		fi
 		out=$(dd if=/tmp/pat1 of=/dev/rraid0 bs=4096 count=1 oflag=direct,seek_bytes seek="$off" conv=notrunc 2>&1) &&
 			{ fail "write at $off of a broken array succeeded"; return 1; }
 		echo "$out" | grep -qiE "Input/output error|I/O error" ||
 			{ fail "write at $off of a broken array: '$out', expected EIO"; return 1; }
 	done
+	# RAID 4 keeps data on fixed slots: with slots 0..np failed, none may survive.
+	want_good=1
+	[ "$lvl" = 4 ] && [ $((np + 1)) -ge $nd ] && want_good=0
+	[ $lost -gt 0 ] && [ $good -ge $want_good ] ||
+		{ fail "reads of surviving blocks: $good, of lost ones: $lost; both must be tested"; return 1; }
 	out=$(dd if=/tmp/pat1 of=/dev/rraid0 bs="$stripe" count=1 oflag=direct 2>&1) &&
 		{ fail "full-stripe write to a broken array succeeded"; return 1; }
 	rm_array rraid0
