@@ -286,6 +286,10 @@ impl Control {
                 .map_err(|code| CtlError::new(code, "remove: array is open", s))?;
         }
         drop(slot.take());
+        drop(arrays);
+        // The disk's final drop runs on the module's queue (`sys::disk`, `free_disk`): done
+        // when `remove` returns, unless an opener still holds the disk.
+        self.wq.flush();
         pr_info!("{}: removed\n", s);
         Ok(())
     }

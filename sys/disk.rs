@@ -293,6 +293,11 @@ struct DiskState<T: DiskOps> {
     _p: PhantomData<Arc<T>>,
 }
 
+// SAFETY: Once `free_disk` hands it over, the state is owned by its box alone: the block
+// layer no longer uses the tag set or the key, and `data` is an `Arc<T>` of a `Send + Sync` `T`,
+// so the final drop may run on any thread.
+unsafe impl<T: DiskOps> Send for DiskState<T> {}
+
 impl<T: DiskOps> DiskState<T> {
     fn new(data: Arc<T>, queue_depth: u32, wq: QueueRef) -> impl PinInit<Self, Error> {
         let data = data.into_foreign();
@@ -745,11 +750,27 @@ unsafe extern "C" fn release_trampoline<T: DiskOps>(disk: *mut bindings::gendisk
 /// Called once, at the final put of a disk added by [`Disk::add`] for `T`, in process context.
 unsafe extern "C" fn free_disk_trampoline<T: DiskOps>(disk: *mut bindings::gendisk) {
     // SAFETY: `private_data` came from `into_foreign` in `Disk::add`; this is its last use.
-    unsafe {
+    let state = unsafe {
         let state = core::mem::take(&mut (*disk).private_data);
-        drop(<Pin<KBox<DiskState<T>>> as ForeignOwnable>::from_foreign(
-            state,
-        ));
+        <Pin<KBox<DiskState<T>>> as ForeignOwnable>::from_foreign(state)
+    };
+    // The state's drop may put the module's last reference (the array's) and then go on in
+    // module code that sleeps (`lockdep_unregister_key`), while `rmmod` frees that code: an
+    // opener that lost the race with `remove` makes this last put. Module exit drains the
+    // module's queue, so the drop runs there (`remove` flushes the queue, so the reference is
+    // gone when it returns). Without memory for the job it runs here, as before.
+    let wq = state.wq;
+    if let Err(FreeState(state)) = super::workqueue::spawn(&wq, FreeState(state)) {
+        drop(state);
+    }
+}
+
+/// The final drop of a disk's state, as a job (see `free_disk_trampoline`).
+struct FreeState<T: DiskOps>(Pin<KBox<DiskState<T>>>);
+
+impl<T: DiskOps> super::workqueue::Job for FreeState<T> {
+    fn run(self) {
+        drop(self.0);
     }
 }
 

@@ -80,6 +80,13 @@ impl QueueRef {
 }
 
 impl QueueRef {
+    /// Waits until the work queued so far has run. Task context; the caller must not hold
+    /// anything that queued work waits for.
+    pub fn flush(&self) {
+        // SAFETY: By the type invariant the queue is live.
+        unsafe { bindings::__flush_workqueue(self.wq.as_ptr()) };
+    }
+
     /// The queue, for `kernel::workqueue` work items.
     pub fn queue(&self) -> &kernel::workqueue::Queue {
         // SAFETY: By the type invariant the queue outlives every `QueueRef`, so it outlives

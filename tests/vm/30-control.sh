@@ -297,6 +297,37 @@ insmod_rmmod_cycles() {
 	done
 }
 
+# rmmod_opener_race: insmod, create, an opener loop on the array, remove, rmmod: 50 rounds. An
+# opener that loses the race with remove makes the disk's final put, whose drop puts the
+# module's last reference; that drop runs on the module's queue, which rmmod drains, so no
+# module code runs after rmmod freed it (under DEBUG=1, KASAN and the page allocator's checks
+# would see it). rmmod may be refused for a moment while the opener still holds the disk.
+rmmod_opener_race() {
+	set -- $DISKS
+	i=0
+	while [ $i -lt 50 ]; do
+		mk rraid0 "level=1 assume-clean" "$1" "$2" || return 1
+		( while [ ! -e /tmp/or-stop ]; do head -c 512 /dev/rraid0 >/dev/null 2>&1; done ) &
+		op=$!
+		sleep 0.05
+		j=0
+		while [ "$(rraid_remove rraid0)" != OK ]; do
+			j=$((j + 1))
+			[ $j -lt 200 ] || { touch /tmp/or-stop; wait $op; fail "remove stays refused in round $i"; return 1; }
+		done
+		touch /tmp/or-stop
+		wait $op
+		rm -f /tmp/or-stop
+		j=0
+		until rmmod rraid 2>/dev/null; do
+			j=$((j + 1))
+			[ $j -lt 50 ] || { fail "rmmod refused in round $i"; return 1; }
+			sleep 0.1
+		done
+		i=$((i + 1))
+	done
+}
+
 # --- queue limits and features ---------------------------------------------------------------
 
 # same_queue ARRAY MEMBER ATTR...: queue attributes equal between the array and a member.
@@ -459,6 +490,10 @@ t_run module-ref-per-array module_refs
 t_run holders-slaves-links holders_links
 t_run create-remove-cycles create_remove_cycles
 t_run insmod-rmmod-cycles insmod_rmmod_cycles
+# For the debug kernel (make test-full, DEBUG=1) and RRAID_FULL=1.
+if [ "${T_SCALE:-1}" -gt 1 ] || [ "${RRAID_FULL:-0}" = 1 ]; then
+	t_run rmmod-after-opener-race rmmod_opener_race
+fi
 t_run queue-follows-virtio queue_virtio
 t_run queue-follows-brd queue_brd
 t_run queue-follows-nullb-fua queue_nullb_fua

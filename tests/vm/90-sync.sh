@@ -775,6 +775,46 @@ dust_on() {
 	dmsetup message dust0 0 enable || { fail "enable dust0"; return 1; }
 }
 
+# sync_write_error_in_resync: a 3-way RAID 1 resyncs at 1 MB/s over dm-delay members (5 ms)
+# under fio random writes; one member's table becomes dm-flakey error_writes. The failed write
+# pieces go to the request worker while the sync thread raises the barrier of the same bucket
+# (16 MiB members: one bucket) again and again; a piece that kept its barrier count there made
+# the thread wait for it while the worker waited for the barrier (md's rule: nothing that waits
+# for a barrier waits on I/O only it can finish). fio must end, the member is faulty, the
+# resync goes on with two members and ends, and check finds 0.
+sync_write_error_in_resync() {
+	modprobe dm-delay || { fail "modprobe dm-delay"; return 1; }
+	members=
+	for i in 1 2 3; do
+		b=$(map_at "a$i" "$(nth $i $DISKS)" 0) || return 1
+		dmsetup create "d$i" --table "0 $MSZ_SEC delay $b 0 5" || { fail "dmsetup create d$i"; return 1; }
+		[ -b "/dev/mapper/d$i" ] || dmsetup mknodes "d$i"
+		members="$members /dev/mapper/d$i"
+	done
+	mk rraid0 "level=1" $members || return 1
+	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max 1000)" = OK ] || { fail "sync_speed_max refused"; return 1; }
+	fio --name=w --filename=/dev/rraid0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
+		--iodepth=16 --time_based --runtime=12 >"$T_DIR/fio.out" 2>&1 &
+	fpid=$!
+	sleep 3
+	expect_attr rraid0 sync_action resync || { kill $fpid; return 1; }
+	flakey d3 /dev/mapper/a3 error_writes || { kill $fpid; return 1; }
+	i=0
+	while kill -0 $fpid 2>/dev/null; do
+		[ $i -ge 600 ] && { fail "fio still running 60 s after its 12 s: writes hang"; return 1; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait $fpid || { tail -5 "$T_DIR/fio.out"; fail "fio failed"; return 1; }
+	has_word "$(st rraid0 /dev/mapper/d3)" faulty || { fail "the member whose writes fail is '$(st rraid0 /dev/mapper/d3)'"; return 1; }
+	note "after fio: $(attr rraid0 sync_action) $(attr rraid0 sync_completed)"
+	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max 0)" = OK ] || { fail "sync_speed_max 0 refused"; return 1; }
+	sync_wait rraid0 120 || return 1
+	dmesg | grep -q "rraid0: resync done" || { fail "the resync did not end"; return 1; }
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+}
+
 # members_on N [DUST]: sets $members to N maps of 16 MiB (a0, a1, ...) spread over the disks,
 # slot DUST (when given) on dm-dust (dust0).
 members_on() {
@@ -930,6 +970,7 @@ if [ "${RRAID_FULL:-0}" = 1 ]; then
 	t_run sync-raid10-n3-check-read-error sync_read_error "level=10 layout=n3 chunk=64K" 4 2 check
 	t_run sync-raid5-resync-read-error sync_read_error "level=5 chunk=64K" 4 3 resync
 fi
+t_run sync-raid1-write-error-in-resync sync_write_error_in_resync
 t_run sync-raid1-rebuild-lost-source sync_lost_source "level=1" 2 1 0
 t_run sync-raid10-n2-rebuild-lost-source sync_lost_source "level=10 layout=n2 chunk=64K" 4 1 0
 t_run sync-raid5-rebuild-lost-source sync_lost_source "level=5 chunk=64K" 4 2 0
