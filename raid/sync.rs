@@ -116,6 +116,14 @@ fn bucket_end(sector: u64) -> u64 {
     ((sector >> BUCKET_SHIFT) + 1) << BUCKET_SHIFT
 }
 
+/// The first and last bucket numbers (before hashing) of the range `[start, start + len)`.
+fn bucket_range(start: u64, len: u64) -> (u64, u64) {
+    (
+        start >> BUCKET_SHIFT,
+        start.saturating_add(len.saturating_sub(1)) >> BUCKET_SHIFT,
+    )
+}
+
 /// Writes against the sync thread: md's `wait_barrier`/`raise_barrier`, per bucket.
 #[pin_data]
 pub struct Barrier {
@@ -160,8 +168,7 @@ impl Barrier {
     /// Waits until the sync thread is out of the member range `[start, start + len)`, then
     /// counts a write there. Task context.
     pub fn enter(&self, start: u64, len: u64) -> Entered<'_> {
-        let first = start >> BUCKET_SHIFT;
-        let last = start.saturating_add(len.saturating_sub(1)) >> BUCKET_SHIFT;
+        let (first, last) = bucket_range(start, len);
         for b in first..=last {
             let i = (b % BUCKETS as u64) as usize;
             let mut waited = false;
@@ -228,8 +235,7 @@ impl Barrier {
     /// context; the caller holds no barrier count itself (failed writes parked for the workers
     /// hold none either, see `io::piece_failed`).
     pub fn hold_writes<R>(&self, start: u64, len: u64, f: impl FnOnce() -> R) -> R {
-        let first = start >> BUCKET_SHIFT;
-        let last = start.saturating_add(len.saturating_sub(1)) >> BUCKET_SHIFT;
+        let (first, last) = bucket_range(start, len);
         for b in first..=last {
             self.raise((b % BUCKETS as u64) as usize);
         }
@@ -1291,9 +1297,9 @@ impl Array {
     ) -> Result<(), ()> {
         let mut unread = 0u64;
         let mut src = None;
-        for (i, c) in live.iter().enumerate() {
+        for c in live {
             if self.sync_io(win, core::slice::from_ref(c), 0, pages, false, |_| 0) == 0 {
-                src = Some(i);
+                src = Some(c.0);
                 break;
             }
             unread |= 1 << c.0;
@@ -1301,8 +1307,8 @@ impl Array {
         let src = src.ok_or(())?;
         let failed = match action {
             Action::Resync => {
-                let mut others = copies_of(live, !0);
-                others.remove(src);
+                // A chunk's copies lie on distinct members.
+                let others = copies_of(live, !(1u64 << src));
                 self.sync_io(win, others.as_slice(), 0, pages, true, |_| 0)
             }
             _ => {
@@ -1535,13 +1541,6 @@ impl Copies {
         if let Some(slot) = self.at.get_mut(self.len) {
             *slot = c;
             self.len += 1;
-        }
-    }
-
-    fn remove(&mut self, i: usize) {
-        if i < self.len {
-            self.at.copy_within(i + 1..self.len, i);
-            self.len -= 1;
         }
     }
 
