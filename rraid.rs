@@ -25,7 +25,7 @@ module! {
 
 struct Rraid {
     // `/proc/rraidstat`, gone before the arrays' list it shows.
-    _stat: sys::procfs::ProcFile<raid::stat::Registry>,
+    _stat: sys::procfs::ProcFile<raid::control::stat::Registry>,
     _parity: sys::sysfs::SysfsDir<raid::engines::Engines>,
     // Dropped after `parity`, its subdirectory. No array exists at exit, since each holds a
     // module reference.

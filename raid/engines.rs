@@ -1,4 +1,5 @@
-//! Parity engine selection at load, and `/sys/kernel/rraid/parity/`.
+//! Parity engine selection at load (its files, `/sys/kernel/rraid/parity/`, are in
+//! `control::parity`).
 //!
 //! Every implementation valid on this CPU is self-tested against the scalar reference and the
 //! known-answer vectors, then benchmarked for a bounded time; the fastest that passed serves
@@ -7,11 +8,8 @@
 
 use crate::parity::{self, CpuFeatures, Engine, Impl, Op, Outcome, IMPLS};
 use crate::sys::fpu::{cpu_features, now_ns, KernelFpu};
-use crate::sys::sysfs::{Attr, Buf, SysfsOps};
-use crate::sys::LockKey;
-use core::fmt::Write;
 use core::sync::atomic::{AtomicUsize, Ordering};
-use kernel::{c_str, prelude::*};
+use kernel::prelude::*;
 
 /// Benchmark time per implementation and operation.
 const BENCH_NS: u64 = 2_000_000;
@@ -43,16 +41,17 @@ pub fn stripe_engines() -> crate::plan::Engines {
     }
 }
 
-/// The selection at load and its sysfs directory.
+/// The selection at load.
 pub struct Engines {
-    cpu: CpuFeatures,
+    pub(crate) cpu: CpuFeatures,
     /// Bit `i`: `IMPLS[i]` is valid here and passed its self-test.
-    usable: u64,
+    pub(crate) usable: u64,
     /// `CHOSEN`, which this value owns while the module is loaded.
-    chosen: &'static [AtomicUsize; 4],
+    pub(crate) chosen: &'static [AtomicUsize; 4],
 }
 
-fn index_of(imp: &'static Impl) -> usize {
+/// The index of `imp` in `IMPLS`.
+pub(crate) fn index_of(imp: &'static Impl) -> usize {
     IMPLS
         .iter()
         .position(|&i| core::ptr::eq(i, imp))
@@ -108,67 +107,5 @@ impl Engines {
             usable,
             chosen,
         })
-    }
-}
-
-const fn rw(name: &'static CStr) -> Attr {
-    Attr {
-        name,
-        read: true,
-        write: true,
-    }
-}
-
-impl SysfsOps for Engines {
-    const ATTRS: &'static [Attr] = &[
-        rw(c_str!("xor")),
-        rw(c_str!("gen")),
-        rw(c_str!("rmw")),
-        rw(c_str!("recov")),
-    ];
-
-    fn lock_class() -> &'static LockKey {
-        static KEY: LockKey = LockKey::new();
-        &KEY
-    }
-
-    fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
-        let chosen = self.chosen.get(idx).ok_or(EINVAL)?.load(Ordering::Relaxed);
-        // Slowest first, as lib/raid6's table reads bottom up.
-        let mut first = true;
-        for (i, imp) in IMPLS.iter().enumerate().rev() {
-            if self.usable & (1 << i) == 0 {
-                continue;
-            }
-            let sep = if first { "" } else { " " };
-            first = false;
-            let r = if i == chosen {
-                write!(out, "{sep}[{}]", imp.name)
-            } else {
-                write!(out, "{sep}{}", imp.name)
-            };
-            r.map_err(|_| EINVAL)?;
-        }
-        writeln!(out).map_err(|_| EINVAL)
-    }
-
-    fn store(&self, idx: usize, input: &[u8]) -> Result {
-        let name = super::parse::text(input).map_err(|e| {
-            pr_err!("parity: {}\n", e.why);
-            e.code
-        })?;
-        let slot = self.chosen.get(idx).ok_or(EINVAL)?;
-        let found = parity::find(name).map(index_of);
-        match found {
-            Some(i) if self.usable & (1 << i) != 0 && (IMPLS[i].valid)(&self.cpu) => {
-                slot.store(i, Ordering::Relaxed);
-                pr_info!("parity: {} forced to {}\n", Op::ALL[idx].name(), name);
-                Ok(())
-            }
-            _ => {
-                pr_err!("parity: '{}' is not a usable implementation here\n", name);
-                Err(EINVAL)
-            }
-        }
     }
 }

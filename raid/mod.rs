@@ -1,40 +1,47 @@
-//! Arrays: members, level, state, and the request path.
+//! Arrays: members, level, state.
 //!
-//! An [`Array`] owns its open members and the per-level geometry from `layout/`. Requests are
-//! mapped to member bios in [`io`]; array and member state lives in atomics, so the I/O path
-//! takes no lock. Member errors are handled in [`repair`].
+//! An [`Array`] owns its open members and its [`level::Level`] (the geometry from `layout/`,
+//! and on RAID 4/5/6 the stripe cache). Array and member state lives in atomics, so the I/O
+//! path takes no lock. The rooms:
+//!
+//! - [`level`]: the level contract (md's `md_personality`) and one file or folder per level;
+//! - [`io`]: the request path's member bios, their completion, and read-error repair;
+//! - [`sync`]: the sync thread, the write barrier, shared-disk units, throttle, windows;
+//! - [`control`]: create and remove, sysfs attributes, members and spares, `/proc/rraidstat`;
+//! - [`engines`]: the parity engines chosen at load.
+//!
+//! Calls go one way: `control` → `level` → `io`, `sync` → this file. `io` and `sync` reach a
+//! level only through the contract's methods on `Array::level()`, as md's core calls through
+//! `mddev->pers`.
 
 // Safe code only: `unsafe` lives in `sys/` (and `parity/`'s SIMD).
 #![deny(unsafe_code)]
 
-pub mod attrs;
 pub mod control;
 pub mod engines;
 pub mod io;
-pub mod members;
-pub mod parse;
-pub mod raid10;
-pub mod raid5;
-pub mod repair;
-pub mod stat;
-pub mod stripe;
+pub mod level;
+pub mod slots;
 pub mod sync;
 
-use crate::layout::{raid0::Raid0, raid1::Raid1, raid10::Raid10, raid5::Raid5};
 use crate::sys::bio::BioSet;
 use crate::sys::member::Holder;
 use crate::sys::module_ref::ModuleRef;
 use crate::sys::slot::{DevRef, DevSlot};
 use crate::sys::workqueue::QueueRef;
 use crate::sys::BlkStatus;
+use control::attrs::Dirs;
+use control::members::Spare;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use io::Piece;
 use kernel::{
-    new_mutex,
+    c_str, new_mutex,
     page::Page,
     prelude::*,
     sync::{Arc, Mutex},
 };
+use level::Level;
+use slots::Slots;
 
 /// An array name: `rraid` followed by 1 to 3 digits.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -61,95 +68,12 @@ impl ArrayName {
     }
 }
 
-/// The RAID level and its geometry.
-pub enum Level {
-    /// Striping. md's zone table makes the geometry large, so it is boxed.
-    Raid0(KBox<Raid0>),
-    /// Mirroring.
-    Raid1(Raid1),
-    /// Striping with parity: RAID 4, 5 or 6.
-    Raid5(Raid5),
-    /// Striped mirrors: md's near, far and offset copies.
-    Raid10(Raid10),
-}
-
-impl Level {
-    /// md's name of the level.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Raid0(_) => "raid0",
-            Self::Raid1(_) => "raid1",
-            Self::Raid5(g) => match g.level() {
-                4 => "raid4",
-                5 => "raid5",
-                _ => "raid6",
-            },
-            Self::Raid10(_) => "raid10",
-        }
-    }
-
-    /// Array size in sectors.
-    pub fn array_sectors(&self) -> u64 {
-        match self {
-            Self::Raid0(g) => g.array_sectors(),
-            Self::Raid1(g) => g.array_sectors(),
-            Self::Raid5(g) => g.array_sectors(),
-            Self::Raid10(g) => g.array_sectors(),
-        }
-    }
-
-    /// Sectors of each member in use; on RAID 0 over unequal members, those every member
-    /// holds (the smallest member's, zone 0's share), as md's `component_size`.
-    pub fn member_sectors(&self) -> u64 {
-        match self {
-            Self::Raid0(g) => g.member_sectors(),
-            Self::Raid1(g) => g.member_sectors(),
-            Self::Raid5(g) => g.member_sectors(),
-            Self::Raid10(g) => g.member_sectors(),
-        }
-    }
-
-    /// Chunk size in sectors; 0 for RAID1, as md reports.
-    pub fn chunk_sectors(&self) -> u64 {
-        match self {
-            Self::Raid0(g) => g.chunk_sectors(),
-            Self::Raid1(_) => 0,
-            Self::Raid5(g) => g.chunk_sectors(),
-            Self::Raid10(g) => g.chunk_sectors(),
-        }
-    }
-
-    /// md's layout number (`layout`); 0 where md has none. RAID 4 shows 0 as md does for the
-    /// RAID 4 arrays mdadm makes: md's RAID 4 keeps parity on the last member whatever the
-    /// number says. RAID 0 shows its layout when it has several zones, and -1 as md with one.
-    pub fn layout(&self) -> i32 {
-        match self {
-            Self::Raid0(g) => g.md_layout(),
-            Self::Raid5(g) if g.level() != 4 => g.algorithm().number() as i32,
-            Self::Raid10(g) => g.layout().number() as i32,
-            _ => 0,
-        }
-    }
-
-    /// Members that may fail before data is lost (RAID 10: in the worst case).
-    pub fn redundancy(&self, members: usize) -> usize {
-        match self {
-            Self::Raid0(_) => 0,
-            Self::Raid1(_) => members - 1,
-            Self::Raid5(g) => g.parity(),
-            Self::Raid10(g) => g.copies() - 1,
-        }
-    }
-
-    /// Whether the array still holds all its data with only the members in `in_sync` (md's
-    /// `enough()`): on RAID 10 that depends on which members are left, elsewhere on how many.
-    pub fn survives(&self, in_sync: u64, members: usize) -> bool {
-        match self {
-            Self::Raid10(g) => g.survives(in_sync),
-            _ => members.saturating_sub(in_sync.count_ones() as usize) <= self.redundancy(members),
-        }
-    }
-}
+/// Events: array or member state (`array_state`, `degraded`, `dev-*/state`) changed.
+pub const EV_STATE: u32 = 1;
+/// Events: a sync job started or ended (`sync_action`, `sync_completed`).
+pub const EV_SYNC: u32 = 2;
+/// Events: worth a `change` uevent (a member failed, a sync started or ended, degraded).
+pub const EV_UEVENT: u32 = 4;
 
 /// One member slot of an array (md's raid disk): its device, which a spare may take over.
 pub struct Member {
@@ -189,17 +113,17 @@ pub struct Array {
     repair_page: Mutex<Page>,
     #[pin]
     open: Mutex<OpenState>,
-    /// The stripe cache (RAID 4/5/6).
-    stripes: Option<Pin<KBox<stripe::Stripes>>>,
     /// Resync, check and repair, and the write barrier against them.
     #[pin]
     sync: sync::SyncState,
     /// Spares and faulty devices out of their slot ([`members`]).
     #[pin]
-    spares: Mutex<KVec<Option<members::Spare>>>,
+    spares: Mutex<Slots<Spare>>,
     /// The member directories.
     #[pin]
-    dirs: Mutex<members::Dirs>,
+    dirs: Mutex<Dirs>,
+    /// Changes not yet told to poll() waiters and udev ([`Array::note`]).
+    events: AtomicU32,
     /// Membership changes (a device put into or taken out of a slot) one at a time, as md's
     /// `reconfig_mutex`: a `remove` must not take out the spare a recovery just put in.
     /// Taken after the sync thread's control lock, never before it.
@@ -228,7 +152,6 @@ impl Array {
         level: Level,
         members: KVec<Member>,
         assume_clean: bool,
-        stripes: Option<Pin<KBox<stripe::Stripes>>>,
         holder: Holder,
         module: ModuleRef,
         wq: QueueRef,
@@ -251,17 +174,17 @@ impl Array {
                 bioset <- BioSet::new(BIOSET_POOL, false),
                 repair_page <- new_mutex!(page, "rraid::repair_page"),
                 open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),
-                stripes,
                 // Members agree when declared so, and where nothing is copied.
                 sync <- sync::SyncState::new(assume_clean || level.redundancy(2) == 0),
-                spares <- new_mutex!(KVec::new(), "rraid::spares"),
+                spares <- new_mutex!(Slots::new(), "rraid::spares"),
                 dirs <- new_mutex!(
-                    members::Dirs {
+                    Dirs {
                         parent: None,
-                        members: KVec::new(),
+                        members: Slots::new(),
                     },
                     "rraid::dirs"
                 ),
+                events: AtomicU32::new(0),
                 reconfig <- new_mutex!((), "rraid::reconfig"),
                 wq,
                 units,
@@ -303,11 +226,6 @@ impl Array {
         all & !self.in_sync()
     }
 
-    /// The stripe cache, on RAID 4/5/6.
-    pub fn stripes(&self) -> Option<&stripe::Stripes> {
-        self.stripes.as_deref()
-    }
-
     /// Whether the array lost more than it tolerates.
     pub fn is_broken(&self) -> bool {
         self.broken.load(Ordering::Acquire)
@@ -328,7 +246,7 @@ impl Array {
 
     /// Counts an I/O error on member `slot` (md's `errors`), logging the first, with the
     /// member's status where the caller has it.
-    pub(super) fn count_error(&self, slot: usize, status: Option<BlkStatus>) {
+    pub(crate) fn count_error(&self, slot: usize, status: Option<BlkStatus>) {
         if let Some(m) = self.members.get(slot) {
             if m.errors.fetch_add(1, Ordering::Relaxed) == 0 {
                 self.with_name(slot, |name| match status {
@@ -370,13 +288,13 @@ impl Array {
     /// md 6.12 does, and the array is broken; the answer is still `EBUSY`. Returns whether the
     /// member was in sync before.
     pub fn fail_member(&self, slot: usize) -> Result<bool> {
-        self.fail_member_as(slot, matches!(self.level, Level::Raid5(_)))
+        self.fail_member_as(slot, self.level.fails_past_tolerance())
     }
 
     /// [`Array::fail_member`] for the sync thread, whose read errors never break an array:
     /// where failing the member would lose data on any level, it stays and the job stops
     /// instead (`EBUSY`), as md aborts a sync it cannot finish.
-    pub(super) fn fail_member_in_sync(&self, slot: usize) -> Result<bool> {
+    pub(crate) fn fail_member_in_sync(&self, slot: usize) -> Result<bool> {
         self.fail_member_as(slot, false)
     }
 
@@ -390,7 +308,7 @@ impl Array {
                     name
                 )
             });
-            self.note(sync::EV_STATE | sync::EV_UEVENT);
+            self.note(EV_STATE | EV_UEVENT);
             return Ok(false);
         }
         let mut cur = self.in_sync.load(Ordering::Acquire);
@@ -425,7 +343,7 @@ impl Array {
             )
         });
         // Also a spare may take its place (`note` asks the sync thread to look).
-        self.note(sync::EV_STATE | sync::EV_UEVENT);
+        self.note(EV_STATE | EV_UEVENT);
         if past {
             self.set_broken();
             return Err(EBUSY);
@@ -434,12 +352,45 @@ impl Array {
     }
 
     /// Marks the array broken: it lost more than it tolerates, or a write reached no member.
-    pub(super) fn set_broken(&self) {
+    pub(crate) fn set_broken(&self) {
         if !self.broken.swap(true, Ordering::AcqRel) {
             pr_err!(
                 "{}: array broken: more members lost than it tolerates\n",
                 self.name()
             );
+        }
+    }
+
+    /// Records a change to tell poll() waiters and udev about; any context. The next
+    /// [`Array::flush_events`] tells them.
+    pub fn note(&self, events: u32) {
+        self.events.fetch_or(events, Ordering::AcqRel);
+        self.sync.want_kick();
+    }
+
+    /// Wakes the poll() waiters of the files that changed and sends the uevent. Task context.
+    pub fn flush_events(&self) {
+        let ev = self.events.swap(0, Ordering::AcqRel);
+        if ev == 0 {
+            return;
+        }
+        let d = self.dirs.lock();
+        let Some(parent) = d.parent.as_ref() else {
+            return;
+        };
+        if ev & EV_SYNC != 0 {
+            parent.notify(c_str!("sync_action"));
+            parent.notify(c_str!("sync_completed"));
+        }
+        if ev & EV_STATE != 0 {
+            parent.notify(c_str!("array_state"));
+            parent.notify(c_str!("degraded"));
+            for (_, dir) in d.members.iter() {
+                dir.notify(c_str!("state"));
+            }
+        }
+        if ev & EV_UEVENT != 0 {
+            parent.parent_change_event();
         }
     }
 }

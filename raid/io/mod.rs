@@ -8,14 +8,16 @@
 //! the request, until the worker has repaired the member and read the data elsewhere
 //! ([`super::repair`]).
 
-use super::sync::Entered;
-use super::{Array, Level};
-pub(super) use crate::plan::bits;
+pub mod repair;
+
+use crate::plan::bits;
+use crate::raid::sync::Entered;
+use crate::raid::Array;
 use crate::sys::bio::{Bio, BioCtx};
 use crate::sys::disk::{defer, DeferredBio, DiskOps};
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
 use crate::sys::slot::DevRef;
-use crate::sys::{noio, BlkStatus, RangeOp, ReqOp};
+use crate::sys::{BlkStatus, RangeOp, ReqOp};
 use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
@@ -27,17 +29,36 @@ const MAX_RANGE_SECTORS: u64 = 1 << 22;
 
 /// What a member bio is for; decides what its failure means.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub enum Kind {
+    /// A read of the request's data.
     Read,
+    /// A write of the request's data to a member.
     Write,
     /// A write to a member's replacement being built: its failure gives up the replacement.
     Replace,
+    /// An empty flush.
     Flush,
+    /// A discard or write-zeroes range.
     Range,
 }
 
+/// What a failed member bio means, by level ([`crate::raid::level::Level::on_error`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Back to the worker, which reads the data elsewhere (another copy, or the rest of the
+    /// stripe) after repairing the member.
+    Retry,
+    /// The member fails: the other copies have the write. The array breaks, and the write
+    /// fails, where the member held the last copy of some data.
+    FailMember,
+    /// Only logged: the data is held elsewhere too.
+    Log,
+    /// The request fails: nothing else holds the data.
+    FailRequest,
+}
+
 /// Where a piece came from.
-pub(super) enum Origin {
+pub(crate) enum Origin {
     /// A slice of one of the request's bios.
     Bio(RqBio<Array>),
     /// The request as a whole (flush, discard, write-zeroes).
@@ -46,21 +67,21 @@ pub(super) enum Origin {
 
 /// The context of one member bio.
 pub struct Piece {
-    pub(super) origin: Origin,
-    pub(super) kind: Kind,
-    pub(super) member: usize,
+    pub(crate) origin: Origin,
+    pub(crate) kind: Kind,
+    pub(crate) member: usize,
     /// Offset of the piece in its source bio, and its length, in sectors.
-    pub(super) offset: u64,
-    pub(super) len: u64,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
     /// Members this read has been sent to.
-    pub(super) tried: u64,
+    pub(crate) tried: u64,
     /// The member's answer, kept when the bio goes back to the worker.
-    pub(super) status: BlkStatus,
+    pub(crate) status: BlkStatus,
     /// Keeps the member's device in its slot until the bio is done (a failed write parked for
     /// the worker gives it up at once: see [`Array::piece_failed`]).
-    pub(super) dev: Option<DevRef>,
+    pub(crate) dev: Option<DevRef>,
     /// The barrier buckets this write counts in ([`super::sync::Barrier::hold`]).
-    pub(super) hold: Option<(u64, u64)>,
+    pub(crate) hold: Option<(u64, u64)>,
 }
 
 impl Drop for Piece {
@@ -111,7 +132,7 @@ impl Array {
 
     /// Clones `[offset, offset + len)` of `src` to `member` at `sector` and sends it.
     #[expect(clippy::too_many_arguments)]
-    pub(super) fn send_clone(
+    pub(crate) fn send_clone(
         &self,
         src: &RqBio<Array>,
         kind: Kind,
@@ -126,7 +147,7 @@ impl Array {
 
     /// As [`Array::send_clone`], for a write counted in the barrier range of `held`.
     #[expect(clippy::too_many_arguments)]
-    pub(super) fn send_piece(
+    pub(crate) fn send_piece(
         &self,
         src: &RqBio<Array>,
         kind: Kind,
@@ -174,7 +195,7 @@ impl Array {
     /// `kind` is [`Kind::Replace`]), in bios of at most `MAX_RANGE_SECTORS`, each counted in
     /// the barrier range of `held`.
     #[expect(clippy::too_many_arguments)]
-    fn send_range(
+    pub(crate) fn send_range(
         &self,
         rq: &InflightRequest<Array>,
         op: RangeOp,
@@ -214,50 +235,12 @@ impl Array {
     }
 
     /// Maps one request onto the members.
-    pub(super) fn map_request(&self, rq: &InflightRequest<Array>) -> Result<(), BlkStatus> {
+    pub(crate) fn map_request(&self, rq: &InflightRequest<Array>) -> Result<(), BlkStatus> {
         match rq.op() {
             ReqOp::Read | ReqOp::Write => {
                 let write = rq.op() == ReqOp::Write;
                 for src in rq.bios() {
-                    match &self.level {
-                        Level::Raid0(g) => {
-                            for e in g.extents(src.sector(), src.sectors()) {
-                                let kind = if write { Kind::Write } else { Kind::Read };
-                                self.send_clone(
-                                    &src, kind, e.member, e.sector, e.offset, e.len, 0,
-                                )?;
-                            }
-                        }
-                        Level::Raid1(g) => {
-                            let sector = g.map(src.sector());
-                            let len = src.sectors();
-                            if write {
-                                // Not while the sync thread works on this part (md's
-                                // `wait_barrier`); every member bio counts until it is done.
-                                let entered = self.sync.barrier().enter(src.sector(), len);
-                                self.each_write_target1(src.sector(), |kind, m| {
-                                    self.send_piece(
-                                        &src,
-                                        kind,
-                                        m,
-                                        sector,
-                                        0,
-                                        len,
-                                        0,
-                                        Some(&entered),
-                                    )
-                                })?;
-                            } else {
-                                let m = self
-                                    .choose_read(src.sector(), len)
-                                    .ok_or(BlkStatus::IOERR)?;
-                                self.send_clone(&src, Kind::Read, m, sector, 0, len, 1 << m)?;
-                            }
-                        }
-                        // Mapped through the stripe cache (`raid5.rs`).
-                        Level::Raid5(_) => return Err(BlkStatus::IOERR),
-                        Level::Raid10(g) => self.map_bio10(g, &src, write)?,
-                    }
+                    self.level.map_bio(self, &src, write)?;
                 }
                 Ok(())
             }
@@ -288,136 +271,58 @@ impl Array {
             run = match run {
                 Some((s, n)) if s + n == start => Some((s, n + len)),
                 Some((s, n)) => {
-                    self.map_range(rq, op, s, n)?;
+                    self.level.map_range(self, rq, op, s, n)?;
                     Some((start, len))
                 }
                 None => Some((start, len)),
             };
         }
         match run {
-            Some((s, n)) => self.map_range(rq, op, s, n),
+            Some((s, n)) => self.level.map_range(self, rq, op, s, n),
             None => Ok(()),
         }
-    }
-
-    /// One range of a discard or write-zeroes: at most one member bio per member.
-    fn map_range(
-        &self,
-        rq: &InflightRequest<Array>,
-        op: RangeOp,
-        start: u64,
-        len: u64,
-    ) -> Result<(), BlkStatus> {
-        match &self.level {
-            Level::Raid0(g) => {
-                for m in 0..self.members.len() {
-                    if let Some((a, b)) = g.member_range(start, start + len, m) {
-                        self.send_range(rq, op, Kind::Range, m, a, b - a, None)?;
-                    }
-                }
-            }
-            Level::Raid1(g) => {
-                // A range changes data as a write does (md sends discards down its write
-                // path): under the barrier, so a sync window never copies over it, and to the
-                // devices being built behind their point, so none keeps what its mirror lost.
-                let entered = self.sync.barrier().enter(start, len);
-                self.each_write_target1(start, |kind, m| {
-                    let kind = if kind == Kind::Write {
-                        Kind::Range
-                    } else {
-                        kind
-                    };
-                    self.send_range(rq, op, kind, m, g.map(start), len, Some(&entered))
-                })?;
-            }
-            // Not offered (see `control`).
-            Level::Raid5(_) | Level::Raid10(_) => return Err(BlkStatus::NOTSUPP),
-        }
-        Ok(())
-    }
-
-    /// Calls `send(kind, member)` for every device a RAID 1 write at array sector `sector`
-    /// goes to: [`Kind::Write`] for the members in sync and those being recovered whose
-    /// recovery has passed it, [`Kind::Replace`] for the replacements being built past it.
-    /// The caller holds the barrier there, so the build point cannot pass it meanwhile.
-    fn each_write_target1(
-        &self,
-        sector: u64,
-        mut send: impl FnMut(Kind, usize) -> Result<(), BlkStatus>,
-    ) -> Result<(), BlkStatus> {
-        let targets = self.in_sync() | self.sync.recovered_below(sector + 1);
-        if targets == 0 {
-            return Err(BlkStatus::IOERR);
-        }
-        let repl = self.sync.replaced_below(sector + 1);
-        for m in bits(targets) {
-            send(Kind::Write, m)?;
-            if repl & (1 << m) != 0 {
-                send(Kind::Replace, m)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Picks the member for a RAID1 read.
-    ///
-    /// A read that reaches the part not yet resynced goes to the first in-sync member, as md's
-    /// (so a reader never gets two answers). Otherwise a read that
-    /// continues a member's sequential stream stays there, and any other goes to the member
-    /// with the fewest bios in flight. Ties are broken by the read's 1 MiB region, so that
-    /// even a queue-depth-1 random reader spreads over all members while each region keeps to
-    /// one member's cache.
-    fn choose_read(&self, sector: u64, len: u64) -> Option<usize> {
-        let sync = self.in_sync();
-        let first = bits(sync).next()?;
-        if !self.sync.clean_below(sector + len) {
-            return Some(first);
-        }
-        let n = self.members.len();
-        let start = ((sector >> 11) % n.max(1) as u64) as usize;
-        let mut best = first;
-        let mut best_load = u32::MAX;
-        for m in Iterator::chain(start..n, 0..start).filter(|&m| sync & (1 << m) != 0) {
-            let member = self.members.get(m)?;
-            if member.next_seq.load(Ordering::Relaxed) == sector {
-                best = m;
-                break;
-            }
-            let load = member.dev.load();
-            if load < best_load {
-                best = m;
-                best_load = load;
-            }
-        }
-        self.members
-            .get(best)?
-            .next_seq
-            .store(sector + len, Ordering::Relaxed);
-        Some(best)
     }
 
     /// Handles a member bio that completed with an error; any context.
     ///
     /// Media errors are counted on the member (md's `errors`); "not supported" and "would
-    /// block" answers are not media errors and never fail a member. A RAID 1/10 read goes back
-    /// to the worker, to be repaired and read elsewhere. A RAID 1/10 write error fails the
-    /// member, unless it holds the last in-sync copy of some data; then the array is broken and
-    /// the write fails. A flush error is logged; only RAID0, which has no other copy, fails the
-    /// flush (md logs flush errors and goes on).
+    /// block" answers are not media errors and never fail a member. A failed write to a
+    /// replacement gives up the replacement only. Otherwise the level says what the error
+    /// means ([`OnError`]); a flush error is logged in any case (md logs flush errors and goes
+    /// on where another copy has the data).
     fn piece_failed(mut bio: Bio<Piece>) {
         let to_worker = {
             let p = bio.ctx();
             let rq = p.request();
             let array = rq.data();
             let status = p.status;
-            if status.is_media_error() && p.kind != Kind::Replace {
+            if p.kind == Kind::Replace {
+                // The member has the data; only the replacement is given up.
+                if array.sync.drop_replacing(p.member) {
+                    pr_warn!(
+                        "{}: write error on the replacement of slot {}: replacement given up\n",
+                        array.name(),
+                        p.member
+                    );
+                }
+                return;
+            }
+            if status.is_media_error() {
                 array.count_error(p.member, Some(status));
             }
-            let mirror = matches!(array.level, Level::Raid1(_) | Level::Raid10(_));
-            let parity = matches!(array.level, Level::Raid5(_));
-            match p.kind {
-                Kind::Read if mirror || parity => true,
-                Kind::Write if mirror && status.is_media_error() => {
+            if p.kind == Kind::Flush {
+                array.with_name(p.member, |name| {
+                    pr_err!(
+                        "{}: flush error on member {} (status {:?})\n",
+                        array.name(),
+                        name,
+                        status
+                    )
+                });
+            }
+            match array.level.on_error(p.kind, status.is_media_error()) {
+                OnError::Retry => true,
+                OnError::FailMember => {
                     // The write stands if another in-sync member has it: fail this member,
                     // and let the worker see whether a spare can take its place.
                     if array.fail_member(p.member).is_err() {
@@ -426,32 +331,8 @@ impl Array {
                     }
                     true
                 }
-                Kind::Replace => {
-                    // The member has the data; only the replacement is given up.
-                    if array.sync.drop_replacing(p.member) {
-                        pr_warn!(
-                            "{}: write error on the replacement of slot {}: replacement given up\n",
-                            array.name(),
-                            p.member
-                        );
-                    }
-                    false
-                }
-                Kind::Flush => {
-                    array.with_name(p.member, |name| {
-                        pr_err!(
-                            "{}: flush error on member {} (status {:?})\n",
-                            array.name(),
-                            name,
-                            status
-                        )
-                    });
-                    if !mirror && !parity {
-                        rq.set_error(status);
-                    }
-                    false
-                }
-                _ => {
+                OnError::Log => false,
+                OnError::FailRequest => {
                     rq.set_error(status);
                     false
                 }
@@ -488,16 +369,7 @@ impl DiskOps for Array {
             return;
         };
         let array = first.data();
-        match array.stripes() {
-            // The stripe cache allocates as it gathers: never with I/O of its own.
-            Some(st) => noio(|| array.handle_round5(st, &first, rqs, more)),
-            None => {
-                Self::handle(first.clone());
-                for rq in rqs {
-                    Self::handle(rq);
-                }
-            }
-        }
+        array.level.handle_round(&array, first.clone(), rqs, more);
         if array.sync().kick_pending() {
             Arc::from(array).kick_later();
         }
@@ -507,11 +379,9 @@ impl DiskOps for Array {
         // Put the bio first; the piece keeps the request, and so the array, alive.
         let piece = bio.into_ctx();
         let array = piece.request().data();
-        match (piece.kind, array.stripes()) {
-            // A failed mirror write, sent here only to start a recovery (below).
-            (Kind::Write, _) => {}
-            (_, Some(st)) => noio(|| array.retry_read5(st, &piece)),
-            (_, None) => array.retry_read(&piece),
+        // A failed mirror write is sent here only to start a recovery (below).
+        if piece.kind != Kind::Write {
+            array.level.retry_read(&array, &piece);
         }
         if array.sync().kick_pending() {
             Arc::from(array).kick_later();

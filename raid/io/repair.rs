@@ -9,10 +9,7 @@
 //! from as a closure, so that RAID 10 (another copy) and RAID 5/6 (reconstruction from the
 //! stripe) reuse it. It runs on rraid's workers, in task context, one repair at a time per array.
 
-use super::io::{bits, Kind, Origin, Piece};
-use super::{Array, Level};
-use crate::sys::disk::DeferredBio;
-use crate::sys::BlkStatus;
+use crate::raid::Array;
 use kernel::page::{Page, PAGE_SIZE};
 use kernel::prelude::*;
 
@@ -26,7 +23,7 @@ impl Array {
     /// member sector `sector`, or returns `false` when no good copy could be read. Returns
     /// whether the member now holds the data; if not, the member has been failed (unless it is
     /// the last in sync, which md keeps too).
-    pub(super) fn fix_read_error(
+    pub(crate) fn fix_read_error(
         &self,
         bad: usize,
         sector: u64,
@@ -72,51 +69,5 @@ impl Array {
             member.name()
         );
         true
-    }
-
-    /// A RAID1 read piece that failed: repair the member on a media error, then send the piece
-    /// to an in-sync member it has not tried. Fails the request when none is left.
-    pub(super) fn retry_read(&self, p: &Piece) {
-        if let Level::Raid10(g) = &self.level {
-            return self.retry_read10(g, p);
-        }
-        let (Origin::Bio(src), Level::Raid1(g), Kind::Read) = (&p.origin, &self.level, p.kind)
-        else {
-            p.request().set_error(BlkStatus::IOERR);
-            return;
-        };
-        let sector = g.map(src.sector() + p.offset);
-        if p.status.is_media_error() {
-            let others = self.in_sync() & !(1 << p.member);
-            let barrier = self.sync().barrier();
-            barrier.hold_writes(src.sector() + p.offset, p.len, || {
-                self.fix_read_error(p.member, sector, p.len, |page, s, bytes| {
-                    bits(others)
-                        .filter_map(|m| self.dev(m))
-                        .any(|d| d.sync_io(s, page, bytes, false).is_ok())
-                })
-            });
-        }
-        let untried = self.in_sync() & !p.tried;
-        let Some(m) = bits(untried).next() else {
-            pr_err!(
-                "{}: read error at sector {} unrecoverable: no other in-sync member\n",
-                self.name(),
-                src.sector() + p.offset
-            );
-            p.request().set_error(p.status);
-            return;
-        };
-        if let Err(e) = self.send_clone(
-            src,
-            Kind::Read,
-            m,
-            sector,
-            p.offset,
-            p.len,
-            p.tried | 1 << m,
-        ) {
-            p.request().set_error(e);
-        }
     }
 }

@@ -1,15 +1,20 @@
-//! `/sys/kernel/rraid/`: creating and removing arrays.
+//! The control plane: `/sys/kernel/rraid/` (creating and removing arrays, here), create's
+//! parsing ([`parse`]), the array and member files ([`attrs`]), members and spares
+//! ([`members`]), and `/proc/rraidstat` ([`stat`]).
 
-use super::attrs::ArrayAttrs;
-use super::parse::{self, CreateSpec, CtlError, LevelKind};
-use super::stat::Registry;
-use super::stripe::Stripes;
-use super::sync::Units;
-use super::sync::{SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
-use super::{Array, ArrayName, Level, Member};
+pub mod attrs;
+pub mod members;
+pub mod parity;
+pub mod parse;
+pub mod stat;
+
 use crate::layout::raid10::{Raid10, Raid10Layout};
 use crate::layout::raid5::{Algorithm, Raid5};
 use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
+use crate::raid::level::{raid5::Stripes, Level};
+use crate::raid::slots::Slots;
+use crate::raid::sync::{Units, SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
+use crate::raid::{Array, ArrayName, Member};
 use crate::sys::disk::{Disk, Limits};
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
@@ -17,6 +22,7 @@ use crate::sys::slot::DevSlot;
 use crate::sys::sysfs::{Attr, Buf, Parent, SysfsDir, SysfsOps};
 use crate::sys::workqueue::QueueRef;
 use crate::sys::LockKey;
+use attrs::ArrayAttrs;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -25,6 +31,8 @@ use kernel::{
     str::CString,
     sync::{Arc, Mutex},
 };
+use parse::{CreateSpec, CtlError, LevelKind};
+use stat::Registry;
 
 /// Most requests an array holds at once (one tag space for all CPUs).
 const MAX_QUEUE_DEPTH: u32 = 1024;
@@ -60,7 +68,7 @@ pub struct Control {
     stripe_wq: QueueRef,
     /// Arrays by creation; removed ones leave `None`.
     #[pin]
-    arrays: Mutex<KVec<Option<Entry>>>,
+    arrays: Mutex<Slots<Entry>>,
     /// The arrays again, for `/proc/rraidstat`.
     registry: Arc<Registry>,
     /// What the arrays' sync jobs hold, so that arrays sharing a disk sync one at a time.
@@ -80,7 +88,7 @@ pub fn register(
             module,
             wq,
             stripe_wq,
-            arrays <- new_mutex!(KVec::new(), "rraid::arrays"),
+            arrays <- new_mutex!(Slots::new(), "rraid::arrays"),
             registry,
             units,
         }),
@@ -107,7 +115,7 @@ impl Control {
     fn create<'a>(&self, input: &'a [u8]) -> Result<(), CtlError<'a>> {
         let spec = parse::parse_create(input)?;
         let mut arrays = self.arrays.lock();
-        if arrays.iter().flatten().any(|e| e.array.name == spec.name) {
+        if arrays.iter().any(|e| e.array.name == spec.name) {
             return Err(CtlError::new(
                 EEXIST,
                 "create: array exists",
@@ -152,7 +160,7 @@ impl Control {
                 *size = want;
             }
         }
-        let level = spec.geometry(&sizes[..devs.len()])?;
+        let level = spec.geometry(&sizes[..devs.len()], self.stripe_wq)?;
         let mut lim = Limits::stacking();
         let cname = CString::try_from_fmt(fmt!("{}", spec.name_str()))?;
         for d in devs.iter() {
@@ -161,18 +169,12 @@ impl Control {
         // Discard only when every member has it (stacking offers it when any has it): a member
         // that ignored a discard would then differ from its mirror or its stripe. Stricter than
         // md, which leaves that member's blocks as they were.
-        level_limits(&mut lim, &level, devs.iter().all(|d| d.discard()));
+        level.limits(&mut lim, devs.iter().all(|d| d.discard()));
         // No more requests in flight than the members can take together.
         let depth = devs
             .iter()
             .fold(0u32, |n, d| n.saturating_add(d.nr_requests()))
             .clamp(1, MAX_QUEUE_DEPTH);
-        let stripes = match &level {
-            Level::Raid5(g) => Some(Stripes::new(*g, self.stripe_wq).map_err(|e| {
-                CtlError::new(e, "create: no memory for the stripe cache", spec.name_str())
-            })?),
-            _ => None,
-        };
         let nmembers = devs.len();
         let mut members = KVec::with_capacity(nmembers, GFP_KERNEL)?;
         for dev in devs {
@@ -192,7 +194,6 @@ impl Control {
             level,
             members,
             spec.assume_clean,
-            stripes,
             holder,
             module,
             self.wq,
@@ -220,10 +221,7 @@ impl Control {
         array.set_freezer(Some(disk.freezer()?));
         let dirs = array.add_dirs(dir.kobj_ref());
         self.registry.add(array.clone())?;
-        let zones = match array.level() {
-            Level::Raid0(g) if g.zones() > 1 => Some((g.zones(), g.layout())),
-            _ => None,
-        };
+        let zones = array.level().zones();
         let entry = Entry {
             _dir: dir,
             registry: self.registry.clone(),
@@ -232,10 +230,7 @@ impl Control {
         };
         // On failure the entry's drop takes down what was made.
         dirs?;
-        match arrays.iter_mut().find(|e| e.is_none()) {
-            Some(free) => *free = Some(entry),
-            None => arrays.push(Some(entry), GFP_KERNEL)?,
-        }
+        arrays.put(entry)?;
         pr_info!(
             "{}: {} with {} members, {} KiB each\n",
             spec.name_str(),
@@ -273,19 +268,16 @@ impl Control {
             s,
         ))?;
         let mut arrays = self.arrays.lock();
-        let slot = arrays
-            .iter_mut()
-            .find(|e| e.as_ref().is_some_and(|e| e.array.name == name))
+        let e = arrays
+            .find_mut(|e| e.array.name == name)
             .ok_or(CtlError::new(ENODEV, "remove: no such array", s))?;
-        if let Some(e) = slot.as_ref() {
-            if e.disk.openers() > 0 {
-                return Err(CtlError::new(EBUSY, "remove: array is open", s));
-            }
-            e.array
-                .start_closing()
-                .map_err(|code| CtlError::new(code, "remove: array is open", s))?;
+        if e.disk.openers() > 0 {
+            return Err(CtlError::new(EBUSY, "remove: array is open", s));
         }
-        drop(slot.take());
+        e.array
+            .start_closing()
+            .map_err(|code| CtlError::new(code, "remove: array is open", s))?;
+        drop(arrays.take(|e| e.array.name == name));
         drop(arrays);
         // The disk's final drop runs on the module's queue (`sys::disk`, `free_disk`): done
         // when `remove` returns, unless an opener still holds the disk.
@@ -300,7 +292,7 @@ impl<'a> CreateSpec<'a> {
         self.name_text
     }
 
-    fn geometry(&self, sizes: &[u64]) -> Result<Level, CtlError<'a>> {
+    fn geometry(&self, sizes: &[u64], stripe_wq: QueueRef) -> Result<Level, CtlError<'a>> {
         let geo = match self.level {
             LevelKind::Raid0 => {
                 // md's zone table (1.5 KiB) lives on the heap. Matching on a reference copies
@@ -312,15 +304,21 @@ impl<'a> CreateSpec<'a> {
                 };
             }
             LevelKind::Raid1 => Raid1::new(sizes, 0).map(Level::Raid1),
-            LevelKind::Parity(l) => Raid5::new(
-                l,
-                self.layout.unwrap_or(Algorithm::LeftSymmetric),
-                sizes,
-                self.chunk_sectors,
-                None,
-                0,
-            )
-            .map(Level::Raid5),
+            LevelKind::Parity(l) => {
+                let g = Raid5::new(
+                    l,
+                    self.layout.unwrap_or(Algorithm::LeftSymmetric),
+                    sizes,
+                    self.chunk_sectors,
+                    None,
+                    0,
+                )
+                .map_err(|e| self.geometry_error(e))?;
+                // The stripe cache holds the geometry.
+                return Stripes::new(g, stripe_wq).map(Level::Raid5).map_err(|e| {
+                    CtlError::new(e, "create: no memory for the stripe cache", self.name_str())
+                });
+            }
             LevelKind::Raid10 => Raid10::new(
                 self.layout10.unwrap_or(Raid10Layout::N2),
                 sizes,
@@ -400,7 +398,7 @@ impl SysfsOps for Control {
             }
             _ => {
                 // `arrays`: the names, one per line.
-                for e in self.arrays.lock().iter().flatten() {
+                for e in self.arrays.lock().iter() {
                     writeln!(out, "{}", e.array.name()).map_err(|_| EINVAL)?;
                 }
                 Ok(())
@@ -439,50 +437,6 @@ impl SysfsOps for Control {
     }
 }
 
-/// What rraid sets on limits stacked from the members, at create and when a device joins
-/// (stacking turns on again what any member has): discard only with `discard`, nothing rraid
-/// does not implement, and each level's own choices.
-fn level_limits(lim: &mut Limits, level: &Level, discard: bool) {
-    if !discard {
-        lim.disable_discard();
-    }
-    lim.drop_unimplemented();
-    // io_min and io_opt as md's: a chunk, and the chunks of one row of data.
-    let striped = match level {
-        Level::Raid0(g) => Some((g.chunk_sectors(), g.members())),
-        Level::Raid1(_) => None,
-        Level::Raid5(g) => Some((g.chunk_sectors(), g.data())),
-        Level::Raid10(g) => Some((g.chunk_sectors(), g.stripe_members())),
-    };
-    match striped {
-        Some((chunk, across)) => {
-            let chunk = (chunk << 9) as u32;
-            lim.set_io_min(chunk);
-            lim.set_io_opt(chunk.saturating_mul(across as u32));
-        }
-        None => {
-            lim.set_io_min(lim.logical_block_size());
-            lim.set_io_opt(0);
-        }
-    }
-    match level {
-        Level::Raid0(_) => {}
-        // As md's: a member that fails or ignores a write-zeroes would differ from its mirror.
-        // BLKZEROOUT then writes zero pages, which take the write path.
-        Level::Raid1(_) => lim.disable_write_zeroes(),
-        // RAID 4/5/6 as md's: no discard (md offers it only when told members read back
-        // zeroes), no write-zeroes, and partial stripes flagged as costly. RAID 10: a range
-        // would go out per chunk and copy (see `raid10`).
-        Level::Raid5(_) | Level::Raid10(_) => {
-            lim.disable_discard();
-            lim.disable_write_zeroes();
-            if matches!(level, Level::Raid5(_)) {
-                lim.set_partial_stripes_expensive();
-            }
-        }
-    }
-}
-
 impl Array {
     /// Takes `dev`'s limits into the array's before it joins as a spare, as md's
     /// `mddev_stack_new_rdev`: its write cache and FUA (so flushes and FUA reach it once it
@@ -490,7 +444,7 @@ impl Array {
     /// the array offers discard (only when every member has it, see `create`: it would keep
     /// data its mirror dropped), and one whose logical block size is larger than the array's
     /// (I/O in flight and file systems rely on the size the array has shown).
-    pub(super) fn admit(&self, dev: &MemberDev) -> Result<(), (Error, &'static str)> {
+    pub(crate) fn admit(&self, dev: &MemberDev) -> Result<(), (Error, &'static str)> {
         let name = CString::try_from_fmt(fmt!("{}", self.name())).map_err(|e| (e, "no memory"))?;
         let f = self.freezer.lock();
         let f = f.as_ref().ok_or((ENODEV, "the array is going away"))?;
@@ -505,8 +459,8 @@ impl Array {
                     "the device's logical block size is larger than the array's",
                 ));
             }
-            lim.stack(dev, self.data_offset(), &name);
-            level_limits(lim, &self.level, discard);
+            lim.stack(dev, self.level.data_offset(), &name);
+            self.level.limits(lim, discard);
             Ok(())
         })
         .map_err(|e| (e, "the array's limits cannot take the device"))?
@@ -514,7 +468,7 @@ impl Array {
 
     /// Links a device that joined the array under its disk (`holders/`, `slaves/`), as md
     /// links every device of an array; a failure only leaves the link out.
-    pub(super) fn link_dev(&self, dev: &MemberDev) {
+    pub(crate) fn link_dev(&self, dev: &MemberDev) {
         if let Some(f) = self.freezer.lock().as_ref() {
             if let Err(e) = f.link(dev) {
                 pr_warn!("{}: cannot link {}: {:?}\n", self.name(), dev.name(), e);
@@ -523,7 +477,7 @@ impl Array {
     }
 
     /// Closes a device that left the array, its link gone first.
-    pub(super) fn release_dev(&self, dev: Option<MemberDev>) {
+    pub(crate) fn release_dev(&self, dev: Option<MemberDev>) {
         if let (Some(f), Some(d)) = (self.freezer.lock().as_ref(), dev.as_ref()) {
             f.unlink(d);
         }

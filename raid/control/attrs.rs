@@ -2,13 +2,17 @@
 
 use super::members::Role;
 use super::parse::text;
-use super::sync::ActionError;
-use super::Array;
-use crate::sys::sysfs::{Attr, Buf, SysfsOps};
+use crate::raid::level::raid5::{CACHE_MAX, CACHE_MIN};
+use crate::raid::slots::Slots;
+use crate::raid::sync::ActionError;
+use crate::raid::Array;
+use crate::sys::member::MemberDev;
+use crate::sys::sysfs::{Attr, Buf, KobjRef, SysfsDir, SysfsOps};
+use crate::sys::workqueue::{spawn, Job};
 use crate::sys::LockKey;
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
-use kernel::{c_str, prelude::*, sync::Arc};
+use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 
 fn emit(out: &mut Buf<'_>, args: core::fmt::Arguments<'_>) -> Result {
     out.write_fmt(args).map_err(|_| EINVAL)
@@ -30,7 +34,7 @@ const fn wo(name: &'static CStr) -> Attr {
     }
 }
 
-const fn rw(name: &'static CStr) -> Attr {
+pub(super) const fn rw(name: &'static CStr) -> Attr {
     Attr {
         name,
         read: true,
@@ -85,10 +89,7 @@ impl SysfsOps for ArrayAttrs {
             5 => emit(out, format_args!("{}\n", a.level().member_sectors() / 2)),
             6 => emit(out, format_args!("{}\n", a.level().layout())),
             // md has no stripe cache file on other levels; rraid shows 0 there.
-            7 => emit(
-                out,
-                format_args!("{}\n", a.stripes().map_or(0, |s| s.cache_size())),
-            ),
+            7 => emit(out, format_args!("{}\n", a.level().stripe_cache_size())),
             8 => emit(out, format_args!("{}\n", a.sync().action_name())),
             9 if a.sync().delayed() => emit(out, format_args!("delayed\n")),
             9 => match a.sync().completed() {
@@ -127,7 +128,11 @@ impl ArrayAttrs {
             pr_err!("{}: new_dev: {}\n", name, e.why);
             e.code
         })?;
-        self.array.new_dev(spec).map_err(|(code, why)| {
+        let added = self.array.open_spare(spec).and_then(|dev| {
+            self.array.add_member_dir(&dev)?;
+            self.array.add_spare(dev)
+        });
+        added.map_err(|(code, why)| {
             pr_err!("{}: new_dev {}: {}\n", name, spec, why);
             code
         })
@@ -189,33 +194,39 @@ impl ArrayAttrs {
 
     fn store_cache_size(&self, input: &[u8]) -> Result {
         let name = self.array.name();
-        let Some(st) = self.array.stripes() else {
+        let v = text(input).map_err(|e| {
+            pr_err!("{}: stripe_cache_size: {}\n", name, e.why);
+            e.code
+        });
+        let size = v.as_ref().ok().and_then(|v| {
+            v.parse::<u32>()
+                .ok()
+                .filter(|n| (CACHE_MIN..=CACHE_MAX).contains(n))
+        });
+        // Only RAID 4/5/6 have a stripe cache.
+        if self.array.level().stripe_cache_size() == 0 {
             pr_err!(
                 "{}: stripe_cache_size: only RAID 4/5/6 have a stripe cache\n",
                 name
             );
             return Err(EINVAL);
-        };
-        let v = text(input).map_err(|e| {
-            pr_err!("{}: stripe_cache_size: {}\n", name, e.why);
-            e.code
-        })?;
-        let size = v
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (super::stripe::CACHE_MIN..=super::stripe::CACHE_MAX).contains(n));
+        }
+        v?;
         let Some(size) = size else {
             pr_err!(
                 "{}: stripe_cache_size must be a number from {} to {}\n",
                 name,
-                super::stripe::CACHE_MIN,
-                super::stripe::CACHE_MAX
+                CACHE_MIN,
+                CACHE_MAX
             );
             return Err(EINVAL);
         };
-        st.set_cache_size(size).inspect_err(|e| {
-            pr_err!("{}: stripe_cache_size {}: failed ({:?})\n", name, size, e);
-        })
+        match self.array.level().set_stripe_cache_size(size) {
+            Some(res) => res.inspect_err(|e| {
+                pr_err!("{}: stripe_cache_size {}: failed ({:?})\n", name, size, e);
+            }),
+            None => Err(EINVAL),
+        }
     }
 }
 
@@ -287,7 +298,9 @@ impl SysfsOps for MemberAttrs {
             }
             ("want_replacement", Role::Slot(s)) => a.want_replacement(s, true),
             ("-want_replacement", Role::Slot(s)) => a.want_replacement(s, false),
-            ("remove", _) => a.remove_dev(self.devt),
+            ("remove", _) => a
+                .remove_dev(self.devt)
+                .map(|()| a.drop_member_dir(self.devt)),
             _ => Err((EINVAL, "unsupported state change")),
         };
         res.map_err(|(code, why)| {
@@ -296,5 +309,82 @@ impl SysfsOps for MemberAttrs {
         })?;
         a.kick_if_needed();
         Ok(())
+    }
+}
+
+/// The member directories (`dev-NAME`) and where new ones go.
+pub struct Dirs {
+    /// The array's `rraid` directory; `None` before it exists and after the array is removed.
+    pub parent: Option<KobjRef>,
+    /// Each device's directory, by device number.
+    pub members: Slots<(u32, SysfsDir<MemberAttrs>)>,
+}
+
+/// Drops a member directory on the workqueue: a directory cannot be removed from one of its
+/// own files' callbacks, which removal waits for.
+struct DropDir(#[allow(dead_code)] SysfsDir<MemberAttrs>);
+
+impl Job for DropDir {
+    fn run(self) {}
+}
+
+impl Array {
+    /// Registers the array's directory and creates a member directory for each slot's device.
+    pub fn add_dirs(self: &Arc<Self>, parent: KobjRef) -> Result {
+        let mut d = self.dirs.lock();
+        for slot in 0..self.members().len() {
+            if let Some(dev) = self.dev(slot) {
+                let dir = self.member_dir(&parent, &dev)?;
+                d.members.put((dev.devt(), dir))?;
+            }
+        }
+        d.parent = Some(parent);
+        Ok(())
+    }
+
+    /// Removes every member directory: the array is going away.
+    pub fn drop_dirs(&self) {
+        let old = {
+            let mut d = self.dirs.lock();
+            d.parent = None;
+            core::mem::take(&mut d.members)
+        };
+        drop(old);
+    }
+
+    fn member_dir(
+        self: &Arc<Self>,
+        parent: &KobjRef,
+        dev: &MemberDev,
+    ) -> Result<SysfsDir<MemberAttrs>> {
+        let name = CString::try_from_fmt(fmt!("dev-{}", dev.name()))?;
+        let attrs = KBox::pin(MemberAttrs::new(self.clone(), dev.devt()), GFP_KERNEL)?;
+        SysfsDir::new(&parent.as_parent(), &name, attrs)
+    }
+
+    /// The directory of a device joining the array (`new_dev`).
+    fn add_member_dir(self: &Arc<Self>, dev: &MemberDev) -> Result<(), (Error, &'static str)> {
+        let mut d = self.dirs.lock();
+        let Some(parent) = d.parent.as_ref() else {
+            return Err((ENODEV, "the array is going away"));
+        };
+        let dir = self
+            .member_dir(parent, dev)
+            .map_err(|e| (e, "cannot create its directory"))?;
+        d.members
+            .put((dev.devt(), dir))
+            .map_err(|_| (ENOMEM, "no memory"))
+    }
+
+    /// Removes the directory of a device that left the array (`remove`), from a job: this
+    /// runs in one of its files' callbacks.
+    fn drop_member_dir(&self, devt: u32) {
+        let dir = self.dirs.lock().members.take(|(t, _)| *t == devt);
+        if let Some((_, dir)) = dir {
+            if let Err(job) = spawn(&self.wq, DropDir(dir)) {
+                // No memory for the job: keep the directory, unreachable, until the array goes.
+                let _ = self.dirs.lock().members.put((0, job.0));
+            }
+        }
     }
 }

@@ -1,20 +1,35 @@
-//! RAID 4/5/6 requests.
+//! RAID 4/5/6: striping with one or two parity blocks per stripe, through a stripe cache that
+//! carries out what `plan/` decides.
 //!
 //! Reads of blocks on members in sync go straight to the member, as md's aligned reads do: a
 //! clone of the request's bio, no copy. Writes, and reads of a failed member's blocks, go
-//! through the stripe cache ([`super::stripe`]), which orders them per window. A read that
-//! fails on its member comes back through the worker and is rebuilt from the rest of the
-//! stripe there, and the member is repaired.
+//! through the stripe cache ([`cache`]). Each worker round gathers the pieces of all its
+//! requests by window ([`batch::Batch`]), so adjacent writes that together cover a stripe
+//! become one full-stripe write. Each window's operation ([`op`]) then takes a slot of the
+//! cache and runs as a job on the stripe queue: it reads what the plan needs from the members,
+//! computes, writes and waits, in straight-line code. Different windows run in parallel on
+//! every CPU; there is no per-array thread. A read that fails on its member comes back through
+//! the worker and is rebuilt from the rest of the stripe there, and the member is repaired.
+//! The sync thread's windows also go through the heads ([`sync`]).
 
-use super::io::{Kind, Origin, Piece};
-use super::stripe::{Batch, Stripes};
-use super::Array;
+mod batch;
+mod cache;
+mod io;
+mod op;
+mod sync;
+
+use crate::raid::io::{Kind, Origin, Piece};
+use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
 use crate::sys::{BlkStatus, ReqOp};
+use batch::Batch;
+pub use cache::{Stripes, CACHE_MAX, CACHE_MIN};
 
 /// Extra looks at the request list for requests that complete a partly written stripe.
 const GATHER_LOOKS: usize = 3;
+/// Times an operation re-plans after member reads failed.
+const MAX_REPLANS: usize = 3;
 
 impl Array {
     /// One worker round on a RAID 4/5/6 array: `first`, then `rest`, then whatever `more`

@@ -3,11 +3,9 @@
 //! into slots that are out of sync and rebuilds them (`recover`); `remove` lets a faulty device
 //! or a spare go.
 
-use super::attrs::MemberAttrs;
-use super::{Array, Level};
+use crate::plan::bits;
+use crate::raid::{Array, EV_STATE, EV_UEVENT};
 use crate::sys::member::MemberDev;
-use crate::sys::sysfs::{KobjRef, SysfsDir};
-use crate::sys::workqueue::{spawn, Job};
 use core::sync::atomic::Ordering;
 use kernel::{fmt, prelude::*, str::CString, sync::Arc};
 
@@ -34,38 +32,6 @@ pub enum Role {
     },
 }
 
-/// The member directories (`dev-NAME`) and where new ones go.
-pub struct Dirs {
-    /// The array's `rraid` directory; `None` before it exists and after the array is removed.
-    pub parent: Option<KobjRef>,
-    /// Each device's directory, by device number; removed ones leave `None`.
-    pub members: KVec<Option<(u32, SysfsDir<MemberAttrs>)>>,
-}
-
-/// Puts `x` in the first hole of `v`, or at its end.
-fn put<T>(v: &mut KVec<Option<T>>, x: T) -> Result {
-    match v.iter_mut().find(|e| e.is_none()) {
-        Some(hole) => *hole = Some(x),
-        None => v.push(Some(x), GFP_KERNEL)?,
-    }
-    Ok(())
-}
-
-/// Takes the first element of `v` that `f` accepts.
-fn take<T>(v: &mut KVec<Option<T>>, f: impl Fn(&T) -> bool) -> Option<T> {
-    v.iter_mut()
-        .find(|e| e.as_ref().is_some_and(&f))
-        .and_then(Option::take)
-}
-
-/// Drops a member directory on the workqueue: a directory cannot be removed from one of its
-/// own files' callbacks, which removal waits for.
-struct DropDir(#[allow(dead_code)] SysfsDir<MemberAttrs>);
-
-impl Job for DropDir {
-    fn run(self) {}
-}
-
 impl Array {
     /// What the device with number `devt` is to this array, if it belongs to it.
     pub fn role_of(&self, devt: u32) -> Option<Role> {
@@ -80,7 +46,6 @@ impl Array {
         self.spares
             .lock()
             .iter()
-            .flatten()
             .find(|s| s.dev.devt() == devt)
             .map(|s| Role::Spare { faulty: s.faulty })
     }
@@ -101,41 +66,9 @@ impl Array {
         }
     }
 
-    /// Registers the array's directory and creates a member directory for each slot's device.
-    pub fn add_dirs(self: &Arc<Self>, parent: KobjRef) -> Result {
-        let mut d = self.dirs.lock();
-        for slot in 0..self.members.len() {
-            if let Some(dev) = self.dev(slot) {
-                let dir = self.member_dir(&parent, &dev)?;
-                put(&mut d.members, (dev.devt(), dir))?;
-            }
-        }
-        d.parent = Some(parent);
-        Ok(())
-    }
-
-    /// Removes every member directory: the array is going away.
-    pub fn drop_dirs(&self) {
-        let old = {
-            let mut d = self.dirs.lock();
-            d.parent = None;
-            core::mem::take(&mut d.members)
-        };
-        drop(old);
-    }
-
-    fn member_dir(
-        self: &Arc<Self>,
-        parent: &KobjRef,
-        dev: &MemberDev,
-    ) -> Result<SysfsDir<MemberAttrs>> {
-        let name = CString::try_from_fmt(fmt!("dev-{}", dev.name()))?;
-        let attrs = KBox::pin(MemberAttrs::new(self.clone(), dev.devt()), GFP_KERNEL)?;
-        SysfsDir::new(&parent.as_parent(), &name, attrs)
-    }
-
-    /// md's `new_dev`: opens `MAJOR:MINOR` (or, an rraid extension, a device path) as a spare.
-    pub fn new_dev(self: &Arc<Self>, spec: &str) -> Result<(), (Error, &'static str)> {
+    /// md's `new_dev`, first half: opens `MAJOR:MINOR` (or, an rraid extension, a device path)
+    /// to be a spare, if the array can take it ([`Array::add_spare`] adds it).
+    pub fn open_spare(&self, spec: &str) -> Result<MemberDev, (Error, &'static str)> {
         let dev = match spec.split_once(':') {
             Some((ma, mi)) if !spec.starts_with('/') => {
                 let (Ok(ma), Ok(mi)) = (ma.parse::<u32>(), mi.parse::<u32>()) else {
@@ -156,28 +89,26 @@ impl Array {
         if dev.zoned() {
             return Err((EINVAL, "zoned devices are not supported"));
         }
-        let need = self.level.member_sectors() + self.data_offset();
+        let need = self.level.member_sectors() + self.level.data_offset();
         if dev.sectors() < need {
             return Err((ENOSPC, "the device is smaller than a member"));
         }
-        if matches!(self.level, Level::Raid0(_)) {
+        if self.level.redundancy(self.members.len()) == 0 {
             return Err((EINVAL, "RAID 0 has no spares"));
         }
         self.admit(&dev)?;
-        {
-            let mut d = self.dirs.lock();
-            let Some(parent) = d.parent.as_ref() else {
-                return Err((ENODEV, "the array is going away"));
-            };
-            let dir = self
-                .member_dir(parent, &dev)
-                .map_err(|e| (e, "cannot create its directory"))?;
-            put(&mut d.members, (dev.devt(), dir)).map_err(|_| (ENOMEM, "no memory"))?;
-        }
+        Ok(dev)
+    }
+
+    /// md's `new_dev`, second half: `dev`, opened by [`Array::open_spare`] and given its
+    /// directory, becomes a spare; a recovery may start.
+    pub fn add_spare(self: &Arc<Self>, dev: MemberDev) -> Result<(), (Error, &'static str)> {
         pr_info!("{}: added spare {}\n", self.name(), dev.name());
         self.link_dev(&dev);
-        self.note(super::sync::EV_STATE);
-        put(&mut self.spares.lock(), Spare { dev, faulty: false })
+        self.note(EV_STATE);
+        self.spares
+            .lock()
+            .put(Spare { dev, faulty: false })
             .map_err(|_| (ENOMEM, "no memory"))?;
         // A new device is the change an aborted recovery waits for.
         self.sync().enable_auto();
@@ -217,28 +148,23 @@ impl Array {
                 slot.dev.replace(None).map_err(|e| (e, "no memory"))?
             }
             // Spares hold no I/O.
-            Role::Spare { .. } => {
-                take(&mut self.spares.lock(), |s| s.dev.devt() == devt).map(|s| s.dev)
-            }
+            Role::Spare { .. } => self
+                .spares
+                .lock()
+                .take(|s| s.dev.devt() == devt)
+                .map(|s| s.dev),
         };
         drop(reconfig);
         // Unlinked (the array disk's `open_mutex`) and closed outside `reconfig` too.
         self.release_dev(gone);
-        self.note(super::sync::EV_STATE);
-        let dir = take(&mut self.dirs.lock().members, |(t, _)| *t == devt);
-        if let Some((_, dir)) = dir {
-            if let Err(job) = spawn(&self.wq, DropDir(dir)) {
-                // No memory for the job: keep the directory, unreachable, until the array goes.
-                let _ = put(&mut self.dirs.lock().members, (0, job.0));
-            }
-        }
+        self.note(EV_STATE);
         Ok(())
     }
 
     /// `faulty` written to a spare's state: it is never used, and stays until `remove`.
     pub fn fail_spare(&self, devt: u32) {
         let mut sp = self.spares.lock();
-        if let Some(s) = sp.iter_mut().flatten().find(|s| s.dev.devt() == devt) {
+        if let Some(s) = sp.find_mut(|s| s.dev.devt() == devt) {
             s.faulty = true;
         }
     }
@@ -251,7 +177,7 @@ impl Array {
             return Err((EBUSY, "only a member in sync can be replaced"));
         }
         self.sync().set_want_replace(slot, want);
-        self.note(super::sync::EV_STATE);
+        self.note(EV_STATE);
         Ok(())
     }
 
@@ -264,13 +190,13 @@ impl Array {
                 slot
             );
         }
-        self.note(super::sync::EV_STATE);
+        self.note(EV_STATE);
     }
 
     /// Whether a member in sync wants a replacement and a spare could be it.
-    pub(super) fn replacement_wanted(&self) -> bool {
+    pub(crate) fn replacement_wanted(&self) -> bool {
         let want = self.sync().want_replace() & self.in_sync() & !self.sync().replacing();
-        want != 0 && self.spares.lock().iter().flatten().any(|s| !s.faulty)
+        want != 0 && self.spares.lock().iter().any(|s| !s.faulty)
     }
 
     /// Moves a replacement given up out of its slot's place, to the spares: as faulty when its
@@ -283,7 +209,7 @@ impl Array {
             }
             let faulty = self.in_sync() & (1 << s) != 0;
             if let Ok(Some(dev)) = m.replacement.replace(None) {
-                let _ = put(&mut self.spares.lock(), Spare { dev, faulty });
+                let _ = self.spares.lock().put(Spare { dev, faulty });
             }
         }
     }
@@ -292,11 +218,11 @@ impl Array {
     /// member sector `at`): the devices being rebuilt leave their slots as spares, not in sync,
     /// and no recovery starts again by itself until something changes (md's
     /// `recovery_disabled`: a new spare, a `sync_action` write). Sync thread only.
-    pub(super) fn abort_recovery(&self, at: u64) {
+    pub(crate) fn abort_recovery(&self, at: u64) {
         let reconfig = self.reconfig.lock();
         let (rec, rep) = self.sync().end_recovery();
         self.sync().disable_auto();
-        for s in super::io::bits(rec) {
+        for s in bits(rec) {
             let Some(m) = self.members.get(s) else {
                 continue;
             };
@@ -309,10 +235,10 @@ impl Array {
                     s,
                     dev.name()
                 );
-                let _ = put(&mut self.spares.lock(), Spare { dev, faulty: false });
+                let _ = self.spares.lock().put(Spare { dev, faulty: false });
             }
         }
-        for s in super::io::bits(rep) {
+        for s in bits(rep) {
             let Some(m) = self.members.get(s) else {
                 continue;
             };
@@ -325,31 +251,31 @@ impl Array {
                     s,
                     dev.name()
                 );
-                let _ = put(&mut self.spares.lock(), Spare { dev, faulty: false });
+                let _ = self.spares.lock().put(Spare { dev, faulty: false });
             }
         }
         drop(reconfig);
-        self.note(super::sync::EV_STATE | super::sync::EV_UEVENT);
+        self.note(EV_STATE | EV_UEVENT);
     }
 
     /// Whether a slot is out of sync and a spare could take it.
-    pub(super) fn spare_wanted(&self) -> bool {
+    pub(crate) fn spare_wanted(&self) -> bool {
         let open = self.failed_set() & !self.sync().recovering();
-        open != 0 && self.spares.lock().iter().flatten().any(|s| !s.faulty)
+        open != 0 && self.spares.lock().iter().any(|s| !s.faulty)
     }
 
     /// Puts spares into the slots out of sync, the faulty devices there going to the spare
     /// list as faulty, and starts their recovery from 0; or goes on with one interrupted.
     /// Returns whether there is a recovery to run. Sync thread only.
-    pub(super) fn start_recovery(&self) -> bool {
+    pub(crate) fn start_recovery(&self) -> bool {
         if self.sync().recovering() | self.sync().replacing() != 0 {
             return true;
         }
         let _reconfig = self.reconfig.lock();
         self.retire_replacements();
         let mut taken = 0u64;
-        for s in super::io::bits(self.failed_set()) {
-            let spare = take(&mut self.spares.lock(), |x| !x.faulty);
+        for s in bits(self.failed_set()) {
+            let spare = self.spares.lock().take(|x| !x.faulty);
             let Some(spare) = spare else { break };
             let Some(slot) = self.members.get(s) else {
                 break;
@@ -375,13 +301,10 @@ impl Array {
             }
             if let Some(old) = old {
                 // Kept, as md keeps a faulty rdev, until `remove`.
-                let _ = put(
-                    &mut self.spares.lock(),
-                    Spare {
-                        dev: old,
-                        faulty: true,
-                    },
-                );
+                let _ = self.spares.lock().put(Spare {
+                    dev: old,
+                    faulty: true,
+                });
             }
             if let Some(m) = self.members.get(s) {
                 m.errors.store(0, Ordering::Relaxed);
@@ -389,12 +312,12 @@ impl Array {
             taken |= 1 << s;
         }
         let mut repl = 0u64;
-        for s in super::io::bits(self.sync().want_replace() & self.in_sync() & !taken) {
+        for s in bits(self.sync().want_replace() & self.in_sync() & !taken) {
             let Some(m) = self.members.get(s) else { break };
             if m.replacement.is_some() {
                 continue;
             }
-            let Some(spare) = take(&mut self.spares.lock(), |x| !x.faulty) else {
+            let Some(spare) = self.spares.lock().take(|x| !x.faulty) else {
                 break;
             };
             let name = CString::try_from_fmt(fmt!("{}", spare.dev.name()));
@@ -414,7 +337,7 @@ impl Array {
         if taken | repl == 0 {
             return false;
         }
-        self.note(super::sync::EV_STATE);
+        self.note(EV_STATE);
         self.sync().begin_recovery(taken, repl);
         true
     }
@@ -427,7 +350,7 @@ impl Array {
 
     /// A recovery ran to its end: the rebuilt slots are in sync, and replacements take their
     /// slots with the array's I/O held off, so that no write goes to the old device only.
-    pub(super) fn finish_recovery(&self) {
+    pub(crate) fn finish_recovery(&self) {
         let f = self.freezer.lock();
         match f.as_ref() {
             Some(f) => f.frozen(|| self.finish_recovery_quiet()),
@@ -439,7 +362,7 @@ impl Array {
         let _reconfig = self.reconfig.lock();
         let (done, replaced) = self.sync().end_recovery();
         self.in_sync.fetch_or(done, Ordering::AcqRel);
-        for s in super::io::bits(replaced) {
+        for s in bits(replaced) {
             let Some(m) = self.members.get(s) else {
                 continue;
             };
@@ -465,13 +388,10 @@ impl Array {
                         s,
                         old.name()
                     );
-                    let _ = put(
-                        &mut self.spares.lock(),
-                        Spare {
-                            dev: old,
-                            faulty: true,
-                        },
-                    );
+                    let _ = self.spares.lock().put(Spare {
+                        dev: old,
+                        faulty: true,
+                    });
                 }
                 Ok(None) => {}
                 Err(_) => pr_err!(
@@ -489,14 +409,5 @@ impl Array {
             self.members.len() - self.degraded(),
             self.members.len()
         );
-    }
-
-    /// First member sector of data.
-    pub(super) fn data_offset(&self) -> u64 {
-        match &self.level {
-            Level::Raid5(g) => g.data_offset(),
-            Level::Raid1(g) => g.map(0),
-            Level::Raid0(_) | Level::Raid10(_) => 0,
-        }
     }
 }

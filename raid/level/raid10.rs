@@ -5,17 +5,18 @@
 //! write and one clone for a read, and no data is copied. Writes go to every in-sync copy;
 //! reads go to one in-sync copy, chosen as RAID 1 chooses a member ([`Array::choose_read10`]).
 //! A read that fails comes back through the worker ([`Array::retry_read10`]): on a media error
-//! the member is repaired from another copy (`repair::fix_read_error`), then the piece is read
+//! the member is repaired from another copy (`io::repair`), then the piece is read
 //! from a copy it has not tried. A write error fails the member, or, when it holds the last
-//! in-sync copy of some chunk, breaks the array (`io::piece_failed`); a broken array refuses
+//! in-sync copy of some chunk, breaks the array (the contract's `on_error`); a broken array refuses
 //! writes with `EIO`, as md refuses them once it is `MD_BROKEN`.
 //!
 //! Discard and write-zeroes are not offered: a range maps to one piece per chunk and copy,
 //! not one range per member, and md splits them by stripe in a path of its own.
 
-use super::io::{Kind, Origin, Piece};
-use super::Array;
 use crate::layout::raid10::{Raid10, Replica};
+use crate::raid::io::{Kind, Origin, Piece};
+use crate::raid::sync::{Action, Window, MAX_COPIES};
+use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
 use crate::sys::request::RqBio;
 use crate::sys::BlkStatus;
@@ -168,5 +169,23 @@ impl Array {
         ) {
             p.request().set_error(e);
         }
+    }
+
+    /// One sync window, inside one chunk: the copies are the chunk's.
+    pub(super) fn sync_window10(
+        &self,
+        g: &Raid10,
+        action: Action,
+        pos: u64,
+        n: u64,
+        win: &mut Window,
+    ) -> Result<(), ()> {
+        let mut copies = [(0usize, 0u64); MAX_COPIES];
+        let mut k = 0;
+        for (slot, r) in copies.iter_mut().zip(g.map(pos)) {
+            *slot = (r.member, r.sector);
+            k += 1;
+        }
+        self.copies_window(action, copies.get(..k).unwrap_or(&[]), n, win)
     }
 }

@@ -2,8 +2,9 @@
 //! sync runs, so that tools and eyes used to mdstat read it as they read md's.
 
 use super::members::Role;
-use super::sync::Action;
-use super::{Array, Level};
+use crate::raid::slots::Slots;
+use crate::raid::sync::Action;
+use crate::raid::Array;
 use crate::sys::procfs::ProcShow;
 use core::fmt::{self, Write};
 use kernel::{
@@ -16,7 +17,7 @@ use kernel::{
 #[pin_data]
 pub struct Registry {
     #[pin]
-    arrays: Mutex<KVec<Option<Arc<Array>>>>,
+    arrays: Mutex<Slots<Arc<Array>>>,
 }
 
 impl Registry {
@@ -24,7 +25,7 @@ impl Registry {
     pub fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                arrays <- new_mutex!(KVec::new(), "rraid::registry"),
+                arrays <- new_mutex!(Slots::new(), "rraid::registry"),
             }),
             GFP_KERNEL,
         )
@@ -32,22 +33,12 @@ impl Registry {
 
     /// Lists `array`.
     pub fn add(&self, array: Arc<Array>) -> Result {
-        let mut v = self.arrays.lock();
-        match v.iter_mut().find(|e| e.is_none()) {
-            Some(hole) => *hole = Some(array),
-            None => v.push(Some(array), GFP_KERNEL)?,
-        }
-        Ok(())
+        self.arrays.lock().put(array)
     }
 
     /// Unlists the array named `name`.
     pub fn remove(&self, array: &Array) {
-        let gone = {
-            let mut v = self.arrays.lock();
-            v.iter_mut()
-                .find(|e| e.as_ref().is_some_and(|a| core::ptr::eq(&**a, array)))
-                .and_then(Option::take)
-        };
+        let gone = self.arrays.lock().take(|a| core::ptr::eq(&**a, array));
         drop(gone);
     }
 }
@@ -68,8 +59,8 @@ impl ProcShow for Registry {
         let mut w = Out(out);
         let arrays: KVec<Arc<Array>> = {
             let v = self.arrays.lock();
-            let mut list = KVec::with_capacity(v.len(), GFP_KERNEL)?;
-            for a in v.iter().flatten() {
+            let mut list = KVec::new();
+            for a in v.iter() {
                 list.push(a.clone(), GFP_KERNEL)?;
             }
             list
@@ -108,7 +99,7 @@ impl Array {
                 write!(w, " {}[{}](R)", d.name(), slot)?;
             }
         }
-        for (k, s) in self.spares.lock().iter().flatten().enumerate() {
+        for (k, s) in self.spares.lock().iter().enumerate() {
             let flag = if s.faulty { "(F)" } else { "(S)" };
             write!(w, " {}[{}]{}", s.dev.name(), n + k, flag)?;
         }
@@ -118,31 +109,10 @@ impl Array {
             "      {} blocks super non-persistent",
             self.level.array_sectors() / 2
         )?;
-        match &self.level {
-            Level::Raid0(g) => writeln!(w, " {}k chunks", g.chunk_sectors() / 2)?,
-            Level::Raid5(g) => {
-                write!(
-                    w,
-                    " level {}, {}k chunk, algorithm {}",
-                    g.level(),
-                    g.chunk_sectors() / 2,
-                    self.level.layout()
-                )?;
-                self.slots_line(w)?;
-            }
-            Level::Raid1(_) => self.slots_line(w)?,
-            Level::Raid10(g) => {
-                let l = g.layout();
-                write!(w, " {}K chunks", g.chunk_sectors() / 2)?;
-                if l.near() > 1 {
-                    write!(w, " {} near-copies", l.near())?;
-                }
-                if l.far() > 1 {
-                    let kind = if l.offset() { "offset" } else { "far" };
-                    write!(w, " {} {}-copies", l.far(), kind)?;
-                }
-                self.slots_line(w)?;
-            }
+        if self.level.status(w)? {
+            self.slots_line(w)?;
+        } else {
+            writeln!(w)?;
         }
         self.progress_line(w)?;
         writeln!(w)
@@ -169,7 +139,7 @@ impl Array {
             return writeln!(w, "        resync=DELAYED");
         }
         let (Some(action), Some((done, total))) = (s.running(), s.completed()) else {
-            if s.needs_resync() && !matches!(self.level, Level::Raid0(_)) {
+            if s.needs_resync() && self.level.redundancy(self.members.len()) > 0 {
                 writeln!(w, "        resync=PENDING")?;
             }
             return Ok(());

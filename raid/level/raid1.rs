@@ -1,0 +1,187 @@
+//! RAID 1: every member a full copy.
+//!
+//! A write goes to every member in sync (and to those being rebuilt, behind their point) under
+//! the barrier; a read goes to one member, chosen for its sequential stream or its load
+//! ([`Array::choose_read`]). A read that fails is repaired and read elsewhere by the worker
+//! ([`Array::retry_read1`]). Discard goes down the write path, as md's; write-zeroes is not
+//! offered (see `limits` in the contract). Sync windows are mirror windows (`mirror`) over
+//! all members at one sector.
+
+use crate::layout::raid1::Raid1;
+use crate::plan::bits;
+use crate::raid::io::{Kind, Origin, Piece};
+use crate::raid::sync::{Action, Window, MAX_COPIES};
+use crate::raid::Array;
+use crate::sys::disk::DeferredBio;
+use crate::sys::request::{InflightRequest, RqBio};
+use crate::sys::{BlkStatus, RangeOp};
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+
+impl Array {
+    /// Maps one bio of a read or write request.
+    pub(super) fn map_bio1(
+        &self,
+        g: &Raid1,
+        src: &RqBio<Array>,
+        write: bool,
+    ) -> Result<(), BlkStatus> {
+        let sector = g.map(src.sector());
+        let len = src.sectors();
+        if write {
+            // Not while the sync thread works on this part (md's `wait_barrier`); every member
+            // bio counts until it is done.
+            let entered = self.sync().barrier().enter(src.sector(), len);
+            self.each_write_target1(src.sector(), |kind, m| {
+                self.send_piece(src, kind, m, sector, 0, len, 0, Some(&entered))
+            })
+        } else {
+            let m = self
+                .choose_read(src.sector(), len)
+                .ok_or(BlkStatus::IOERR)?;
+            self.send_clone(src, Kind::Read, m, sector, 0, len, 1 << m)
+        }
+    }
+
+    /// A discard: it changes data as a write does (md sends discards down its write path):
+    /// under the barrier, so a sync window never copies over it, and to the devices being
+    /// built behind their point, so none keeps what its mirror lost.
+    pub(super) fn map_range1(
+        &self,
+        g: &Raid1,
+        rq: &InflightRequest<Array>,
+        op: RangeOp,
+        start: u64,
+        len: u64,
+    ) -> Result<(), BlkStatus> {
+        let entered = self.sync().barrier().enter(start, len);
+        self.each_write_target1(start, |kind, m| {
+            let kind = if kind == Kind::Write {
+                Kind::Range
+            } else {
+                kind
+            };
+            self.send_range(rq, op, kind, m, g.map(start), len, Some(&entered))
+        })
+    }
+
+    /// Calls `send(kind, member)` for every device a RAID 1 write at array sector `sector`
+    /// goes to: [`Kind::Write`] for the members in sync and those being recovered whose
+    /// recovery has passed it, [`Kind::Replace`] for the replacements being built past it.
+    /// The caller holds the barrier there, so the build point cannot pass it meanwhile.
+    fn each_write_target1(
+        &self,
+        sector: u64,
+        mut send: impl FnMut(Kind, usize) -> Result<(), BlkStatus>,
+    ) -> Result<(), BlkStatus> {
+        let targets = self.in_sync() | self.sync.recovered_below(sector + 1);
+        if targets == 0 {
+            return Err(BlkStatus::IOERR);
+        }
+        let repl = self.sync.replaced_below(sector + 1);
+        for m in bits(targets) {
+            send(Kind::Write, m)?;
+            if repl & (1 << m) != 0 {
+                send(Kind::Replace, m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Picks the member for a RAID1 read.
+    ///
+    /// A read that reaches the part not yet resynced goes to the first in-sync member, as md's
+    /// (so a reader never gets two answers). Otherwise a read that
+    /// continues a member's sequential stream stays there, and any other goes to the member
+    /// with the fewest bios in flight. Ties are broken by the read's 1 MiB region, so that
+    /// even a queue-depth-1 random reader spreads over all members while each region keeps to
+    /// one member's cache.
+    fn choose_read(&self, sector: u64, len: u64) -> Option<usize> {
+        let sync = self.in_sync();
+        let first = bits(sync).next()?;
+        if !self.sync.clean_below(sector + len) {
+            return Some(first);
+        }
+        let n = self.members.len();
+        let start = ((sector >> 11) % n.max(1) as u64) as usize;
+        let mut best = first;
+        let mut best_load = u32::MAX;
+        for m in Iterator::chain(start..n, 0..start).filter(|&m| sync & (1 << m) != 0) {
+            let member = self.members.get(m)?;
+            if member.next_seq.load(Ordering::Relaxed) == sector {
+                best = m;
+                break;
+            }
+            let load = member.dev.load();
+            if load < best_load {
+                best = m;
+                best_load = load;
+            }
+        }
+        self.members
+            .get(best)?
+            .next_seq
+            .store(sector + len, Ordering::Relaxed);
+        Some(best)
+    }
+
+    /// A RAID1 read piece that failed: repair the member on a media error, then send the piece
+    /// to an in-sync member it has not tried. Fails the request when none is left.
+    pub(super) fn retry_read1(&self, g: &Raid1, p: &Piece) {
+        let (Origin::Bio(src), Kind::Read) = (&p.origin, p.kind) else {
+            p.request().set_error(BlkStatus::IOERR);
+            return;
+        };
+        let sector = g.map(src.sector() + p.offset);
+        if p.status.is_media_error() {
+            let others = self.in_sync() & !(1 << p.member);
+            let barrier = self.sync().barrier();
+            barrier.hold_writes(src.sector() + p.offset, p.len, || {
+                self.fix_read_error(p.member, sector, p.len, |page, s, bytes| {
+                    bits(others)
+                        .filter_map(|m| self.dev(m))
+                        .any(|d| d.sync_io(s, page, bytes, false).is_ok())
+                })
+            });
+        }
+        let untried = self.in_sync() & !p.tried;
+        let Some(m) = bits(untried).next() else {
+            pr_err!(
+                "{}: read error at sector {} unrecoverable: no other in-sync member\n",
+                self.name(),
+                src.sector() + p.offset
+            );
+            p.request().set_error(p.status);
+            return;
+        };
+        if let Err(e) = self.send_clone(
+            src,
+            Kind::Read,
+            m,
+            sector,
+            p.offset,
+            p.len,
+            p.tried | 1 << m,
+        ) {
+            p.request().set_error(e);
+        }
+    }
+
+    /// One sync window: the copies are every member, at the same sector.
+    pub(super) fn sync_window1(
+        &self,
+        g: &Raid1,
+        action: Action,
+        pos: u64,
+        n: u64,
+        win: &mut Window,
+    ) -> Result<(), ()> {
+        let mut copies = [(0usize, 0u64); MAX_COPIES];
+        let at = g.map(pos);
+        for (m, c) in copies.iter_mut().enumerate().take(self.members().len()) {
+            *c = (m, at);
+        }
+        let k = self.members().len().min(MAX_COPIES);
+        self.copies_window(action, copies.get(..k).unwrap_or(&[]), n, win)
+    }
+}

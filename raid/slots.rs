@@ -1,0 +1,60 @@
+//! A vector whose elements keep their place: removing one leaves a hole that the next added
+//! element fills. The arrays of the module, the spares and member directories of an array,
+//! `/proc/rraidstat`'s list and the sync jobs' unit claims are each one.
+
+use kernel::prelude::*;
+
+/// Elements in stable places, holes refilled first.
+pub struct Slots<T> {
+    v: KVec<Option<T>>,
+}
+
+impl<T> Slots<T> {
+    /// No elements.
+    pub const fn new() -> Self {
+        Self { v: KVec::new() }
+    }
+
+    /// Puts `x` in the first hole, or at the end.
+    pub fn put(&mut self, x: T) -> Result {
+        match self.v.iter_mut().find(|e| e.is_none()) {
+            Some(hole) => *hole = Some(x),
+            None => self.v.push(Some(x), GFP_KERNEL)?,
+        }
+        Ok(())
+    }
+
+    /// Takes out the first element `f` accepts, leaving a hole.
+    pub fn take(&mut self, f: impl Fn(&T) -> bool) -> Option<T> {
+        self.v
+            .iter_mut()
+            .find(|e| e.as_ref().is_some_and(&f))
+            .and_then(Option::take)
+    }
+
+    /// The first element `f` accepts, for a change in place.
+    pub fn find_mut(&mut self, f: impl Fn(&T) -> bool) -> Option<&mut T> {
+        self.v.iter_mut().flatten().find(|e| f(e))
+    }
+
+    /// The elements, in place order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.v.iter().flatten()
+    }
+
+    /// Places, holes included (for counting as `/proc/mdstat` numbers devices).
+    pub fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    /// Whether there is no place at all.
+    pub fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+}
+
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
