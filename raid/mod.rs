@@ -116,7 +116,7 @@ pub struct Array {
     /// Resync, check and repair, and the write barrier against them.
     #[pin]
     sync: sync::SyncState,
-    /// Spares and faulty devices out of their slot ([`members`]).
+    /// Spares and faulty devices out of their slot (`control::members`).
     #[pin]
     spares: Mutex<Slots<Spare>>,
     /// The member directories.

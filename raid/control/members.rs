@@ -1,7 +1,7 @@
-//! Devices of an array beyond its slots: spares, faulty devices taken out of their slot, and
-//! their sysfs directories, as md's rdevs. `new_dev` adds a spare; the sync thread puts spares
-//! into slots that are out of sync and rebuilds them (`recover`); `remove` lets a faulty device
-//! or a spare go.
+//! Devices of an array beyond its slots: spares and faulty devices taken out of their slot, as
+//! md's rdevs (their sysfs directories are in `attrs`). `new_dev` adds a spare; the sync thread
+//! puts spares into slots that are out of sync and rebuilds them (`recover`); `remove` lets a
+//! faulty device or a spare go.
 
 use crate::plan::bits;
 use crate::raid::{Array, EV_STATE, EV_UEVENT};

@@ -1,12 +1,12 @@
 //! The request path: requests become member bios, completions become request completions.
 //!
-//! `queue_rq` only parks a request (`sys::disk`); rraid's worker for that CPU then hands it to
-//! [`DiskOps::handle`], which maps each bio of the request through the level's layout and sends
-//! one clone per piece (no data is copied). Every member bio carries a [`Piece`] holding a
+//! `queue_rq` only parks a request (`sys::disk`); rraid's worker then hands it to the level
+//! (the level contract's `handle_round`), which maps each bio of the request through its layout
+//! and sends one clone per piece through [`Array::send_clone`] (no data is copied). Every member bio carries a [`Piece`] holding a
 //! reference to the request, so the request completes when its last piece does. A member bio
-//! that fails goes to [`Array::piece_failed`]; a failed RAID1 read keeps its piece, and with it
-//! the request, until the worker has repaired the member and read the data elsewhere
-//! ([`super::repair`]).
+//! that fails goes to [`Array::piece_failed`], and the level says what the failure means
+//! ([`OnError`]); a failed read keeps its piece, and with it the request, until the worker has
+//! repaired the member and read the data elsewhere ([`repair`]).
 
 pub mod repair;
 
@@ -42,7 +42,7 @@ pub enum Kind {
     Range,
 }
 
-/// What a failed member bio means, by level ([`crate::raid::level::Level::on_error`]).
+/// What a failed member bio means, by level (the level contract's `on_error`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
     /// Back to the worker, which reads the data elsewhere (another copy, or the rest of the

@@ -11,7 +11,7 @@
 //! 64 MiB barrier unit): the thread raises the bucket's barrier, waits until no write in it is
 //! in flight, syncs the window and lowers the barrier. Writes to a raised bucket wait in
 //! [`Barrier::enter`]; writes elsewhere go on. The level decides how a window is read,
-//! compared and written ([`Array::sync_window`]).
+//! compared and written (the level contract's `sync_window`).
 //!
 //! Arrays whose members share a physical unit (partitions of one disk) sync one at a time, as
 //! md's: a job waits, `delayed`, while another array's job holds one of its units ([`Units`]).

@@ -88,7 +88,7 @@ impl Array {
                 Ok(())
             }
             ReqOp::Flush => self.map_request(rq),
-            // Discard and write-zeroes are not offered (see `control`).
+            // Discard and write-zeroes are not offered (see the contract's `limits`).
             _ => Err(BlkStatus::NOTSUPP),
         }
     }
