@@ -2,7 +2,6 @@
 
 use super::members::Role;
 use super::parse::text;
-use crate::raid::level::raid5::{CACHE_MAX, CACHE_MIN};
 use crate::raid::slots::Slots;
 use crate::raid::sync::ActionError;
 use crate::raid::Array;
@@ -192,41 +191,14 @@ impl ArrayAttrs {
         Ok(())
     }
 
+    /// `stripe_cache_size`: the level's (md's RAID 4/5/6 own the file).
     fn store_cache_size(&self, input: &[u8]) -> Result {
         let name = self.array.name();
         let v = text(input).map_err(|e| {
             pr_err!("{}: stripe_cache_size: {}\n", name, e.why);
             e.code
-        });
-        let size = v.as_ref().ok().and_then(|v| {
-            v.parse::<u32>()
-                .ok()
-                .filter(|n| (CACHE_MIN..=CACHE_MAX).contains(n))
-        });
-        // Only RAID 4/5/6 have a stripe cache.
-        if self.array.level().stripe_cache_size() == 0 {
-            pr_err!(
-                "{}: stripe_cache_size: only RAID 4/5/6 have a stripe cache\n",
-                name
-            );
-            return Err(EINVAL);
-        }
-        v?;
-        let Some(size) = size else {
-            pr_err!(
-                "{}: stripe_cache_size must be a number from {} to {}\n",
-                name,
-                CACHE_MIN,
-                CACHE_MAX
-            );
-            return Err(EINVAL);
-        };
-        match self.array.level().set_stripe_cache_size(size) {
-            Some(res) => res.inspect_err(|e| {
-                pr_err!("{}: stripe_cache_size {}: failed ({:?})\n", name, size, e);
-            }),
-            None => Err(EINVAL),
-        }
+        })?;
+        self.array.level().store_stripe_cache_size(name, v)
     }
 }
 

@@ -163,9 +163,19 @@ impl Level {
         self.stripe_cache().map_or(0, |st| st.cache_size())
     }
 
-    /// Sets `stripe_cache_size`; `None` on levels without a stripe cache.
-    pub fn set_stripe_cache_size(&self, size: u32) -> Option<Result> {
-        self.stripe_cache().map(|st| st.set_cache_size(size))
+    /// A write of `v` to `stripe_cache_size` of the array `name`: RAID 4/5/6's file (md's
+    /// raid5 personality owns it); refused elsewhere.
+    pub fn store_stripe_cache_size(&self, name: &str, v: &str) -> Result {
+        match self {
+            Self::Raid5(st) => st.store_cache_size(name, v),
+            _ => {
+                pr_err!(
+                    "{}: stripe_cache_size: only RAID 4/5/6 have a stripe cache\n",
+                    name
+                );
+                Err(EINVAL)
+            }
+        }
     }
 
     /// The stripe cache, for the RAID 4/5/6 code's own jobs.

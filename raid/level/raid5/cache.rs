@@ -25,9 +25,9 @@ pub(super) const COL_SECTORS: u64 = (PAGE_BYTES >> 9) as u64;
 /// `stripe_cache_size`: md's default and limits, in stripe heads (one page per member).
 pub(super) const CACHE_DEFAULT: u32 = 256;
 /// The smallest `stripe_cache_size`.
-pub const CACHE_MIN: u32 = 17;
+const CACHE_MIN: u32 = 17;
 /// The largest `stripe_cache_size`.
-pub const CACHE_MAX: u32 = 32768;
+const CACHE_MAX: u32 = 32768;
 /// Reserved page bios per array: one window's reads and writes on every member.
 const BIOSET_POOL: u32 = 128;
 
@@ -194,6 +194,27 @@ impl Stripes {
         self.cache_size.store(size, Ordering::Relaxed);
         self.freed.notify_all();
         Ok(())
+    }
+
+    /// A write of `v` to `stripe_cache_size` of the array `name`: a number of heads from
+    /// `CACHE_MIN` to `CACHE_MAX`.
+    pub fn store_cache_size(&self, name: &str, v: &str) -> Result {
+        let size = v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (CACHE_MIN..=CACHE_MAX).contains(n));
+        let Some(size) = size else {
+            pr_err!(
+                "{}: stripe_cache_size must be a number from {} to {}\n",
+                name,
+                CACHE_MIN,
+                CACHE_MAX
+            );
+            return Err(EINVAL);
+        };
+        self.set_cache_size(size).inspect_err(|e| {
+            pr_err!("{}: stripe_cache_size {}: failed ({:?})\n", name, size, e);
+        })
     }
 
     /// Takes a head for each column in `cols` (a bit mask) for window `unit`, waiting while

@@ -24,7 +24,7 @@ use crate::sys::disk::DeferredBio;
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
 use crate::sys::{BlkStatus, ReqOp};
 use batch::Batch;
-pub use cache::{Stripes, CACHE_MAX, CACHE_MIN};
+pub use cache::Stripes;
 
 /// Extra looks at the request list for requests that complete a partly written stripe.
 const GATHER_LOOKS: usize = 3;
