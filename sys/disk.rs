@@ -256,7 +256,7 @@ unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
     let hq = unsafe { &*work.cast::<HwQueue<T>>() };
     for _ in 0..WORK_ROUNDS {
         let bios = hq.bios.take_all();
-        let rqs = hq.rqs.take_all();
+        let rqs = hq.rqs.take_all_fifo();
         if bios.is_empty() && rqs.is_empty() {
             break;
         }
@@ -267,7 +267,7 @@ unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
         for bio in bios {
             T::handle_deferred(bio);
         }
-        T::handle_round(rqs, &mut || hq.rqs.take_all());
+        T::handle_round(rqs, &mut || hq.rqs.take_all_fifo());
         // SAFETY: Started above on this task.
         unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
     }

@@ -21,6 +21,7 @@ pub mod pageio;
 pub mod procfs;
 pub mod request;
 pub mod slot;
+pub mod stack;
 pub mod sysfs;
 pub mod workqueue;
 
