@@ -18,10 +18,13 @@
 //! freed by `free_disk`, at its final put.
 
 use super::bio::{Bio, BioCtx, BioStack};
-use super::member::{MemberDev, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE};
+use super::member::MemberDev;
 use super::request::{InflightRequest, RequestChain, RequestList, RqPdu};
 use super::sysfs::Parent;
 use super::workqueue::QueueRef;
+use super::{
+    BLK_FEAT_FUA, BLK_FEAT_POLL, BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE, BLK_FEAT_WRITE_CACHE,
+};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::{
@@ -34,15 +37,8 @@ use kernel::{
     types::{ForeignOwnable, Opaque, ScopeGuard},
 };
 
-/// `BLK_FEAT_POLL`: rraid queues have no poll queues.
-const BLK_FEAT_POLL: u32 = 1 << 9;
-/// `BLK_FEAT_ZONED`.
-pub(crate) const BLK_FEAT_ZONED: u32 = 1 << 10;
 /// Lockdep name of the hardware queues' work items.
 const WORK_NAME: &CStr = kernel::c_str!("rraid::hw_work");
-
-/// `BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE` (a cast macro bindgen does not translate).
-const BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE: u32 = 1 << 15;
 
 /// What a disk's owner does for it.
 pub trait DiskOps: Send + Sync + Sized + 'static {

@@ -155,6 +155,18 @@ impl RangeOp {
     }
 }
 
+// Queue feature bits (`blk_features_t`): cast macros that bindgen does not translate.
+/// `BLK_FEAT_WRITE_CACHE`.
+const BLK_FEAT_WRITE_CACHE: u32 = 1 << 0;
+/// `BLK_FEAT_FUA`.
+const BLK_FEAT_FUA: u32 = 1 << 1;
+/// `BLK_FEAT_POLL`: rraid queues have no poll queues.
+const BLK_FEAT_POLL: u32 = 1 << 9;
+/// `BLK_FEAT_ZONED`.
+const BLK_FEAT_ZONED: u32 = 1 << 10;
+/// `BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE`.
+const BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE: u32 = 1 << 15;
+
 /// `GFP_NOIO`: may sleep and reclaim, but must not recurse into I/O.
 pub(crate) const GFP_NOIO: bindings::gfp_t =
     (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);
