@@ -12,20 +12,18 @@
 // With -m, once every write has completed in full, the same ranges are also written into the
 // file MIRROR (a test's image of what the device should hold).
 // Exits 0 when every write completed in full; prints the failing range and exits 1 otherwise.
-// Built statically on the host by scripts/build-initramfs (raw syscalls: the guest has no
-// liburing).
+// Built statically on the host by scripts/build-initramfs; the ring is uring.h's (raw syscalls:
+// the guest has no liburing).
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/io_uring.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "uring.h"
 
 #define MAX_RANGES 64
 #define MIN_ENTRIES 3
@@ -79,34 +77,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	struct io_uring_params p;
-	memset(&p, 0, sizeof(p));
-	int ring = syscall(__NR_io_uring_setup, MAX_RANGES, &p);
-	if (ring < 0) {
-		perror("io_uring_setup");
+	struct uring r;
+	if (uring_init(&r, MAX_RANGES))
 		return 1;
-	}
-	size_t sq_sz = p.sq_off.array + p.sq_entries * sizeof(uint32_t);
-	size_t cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	uint8_t *sq = mmap(0, sq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-			   IORING_OFF_SQ_RING);
-	uint8_t *cq = mmap(0, cq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-			   IORING_OFF_CQ_RING);
-	struct io_uring_sqe *sqes = mmap(0, p.sq_entries * sizeof(struct io_uring_sqe),
-					 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-					 IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
-	uint32_t *sq_tail = (uint32_t *)(sq + p.sq_off.tail);
-	uint32_t *sq_mask = (uint32_t *)(sq + p.sq_off.ring_mask);
-	uint32_t *sq_array = (uint32_t *)(sq + p.sq_off.array);
-	uint32_t tail = *sq_tail;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t idx = (tail + i) & *sq_mask;
-		struct io_uring_sqe *s = &sqes[idx];
-		memset(s, 0, sizeof(*s));
+		struct io_uring_sqe *s = uring_sqe(&r, i);
 		s->user_data = i;
 		if (i < nw) {
 			s->opcode = IORING_OP_WRITE;
@@ -119,31 +94,15 @@ int main(int argc, char **argv)
 		} else {
 			s->opcode = IORING_OP_NOP;
 		}
-		sq_array[idx] = idx;
 	}
-	__atomic_store_n(sq_tail, tail + n, __ATOMIC_RELEASE);
-	int got = syscall(__NR_io_uring_enter, ring, n, n, IORING_ENTER_GETEVENTS, NULL, 0);
-	if (got < 0 || (unsigned)got != n) {
-		fprintf(stderr, "io_uring_enter: submitted %d of %u: %s\n", got, n,
-			got < 0 ? strerror(errno) : "short");
+	if (uring_submit(&r, n))
 		return 1;
-	}
-	uint32_t *cq_head = (uint32_t *)(cq + p.cq_off.head);
-	uint32_t *cq_tail = (uint32_t *)(cq + p.cq_off.tail);
-	uint32_t *cq_mask = (uint32_t *)(cq + p.cq_off.ring_mask);
-	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
 	unsigned done = 0;
 	int rc = 0;
 	while (done < n) {
-		uint32_t head = *cq_head;
-		if (head == __atomic_load_n(cq_tail, __ATOMIC_ACQUIRE)) {
-			if (syscall(__NR_io_uring_enter, ring, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) {
-				perror("io_uring_enter (wait)");
-				return 1;
-			}
-			continue;
-		}
-		struct io_uring_cqe *c = &cqes[head & *cq_mask];
+		struct io_uring_cqe *c = uring_cqe(&r);
+		if (!c)
+			return 1;
 		unsigned i = c->user_data;
 		if (i < nw && c->res < 0) {
 			fprintf(stderr, "uring-write: range %s: %s\n", argv[i + 3], strerror(-c->res));
@@ -152,7 +111,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "uring-write: range %s: wrote %d bytes\n", argv[i + 3], c->res);
 			rc = 1;
 		}
-		__atomic_store_n(cq_head, head + 1, __ATOMIC_RELEASE);
+		uring_seen(&r);
 		done++;
 	}
 	if (rc || !mirror)
