@@ -23,6 +23,16 @@
 #endif
 #define MAX_RANGES 256
 
+// A completion of range ranges[user_data]: reports a failure.
+static int check(const struct io_uring_cqe *c, void *ranges)
+{
+	if (c->res >= 0)
+		return 0;
+	fprintf(stderr, "uring-discard: range %s: %s\n", ((char **)ranges)[c->user_data],
+		strerror(-c->res));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3 || argc - 2 > MAX_RANGES) {
@@ -52,21 +62,6 @@ int main(int argc, char **argv)
 		s->addr3 = len;
 		s->user_data = i;
 	}
-	if (uring_submit(&r, n))
-		return 1;
-	unsigned done = 0;
-	int rc = 0;
-	while (done < n) {
-		struct io_uring_cqe *c = uring_cqe(&r);
-		if (!c)
-			return 1;
-		if (c->res < 0) {
-			fprintf(stderr, "uring-discard: range %s: %s\n", argv[c->user_data + 2],
-				strerror(-c->res));
-			rc = 1;
-		}
-		uring_seen(&r);
-		done++;
-	}
-	return rc;
+	int rc = uring_run(&r, n, check, argv + 2);
+	return rc < 0 ? 1 : rc;
 }

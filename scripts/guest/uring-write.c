@@ -28,6 +28,29 @@
 #define MAX_RANGES 64
 #define MIN_ENTRIES 3
 
+// The writes of one submission: entries 0..nw-1 write ranges[i] (len[i] bytes); the rest are
+// NOPs.
+struct writes {
+	unsigned nw;
+	unsigned long long *len;
+	char **ranges;
+};
+
+// A completion of entry user_data: reports a failed or short write.
+static int check(const struct io_uring_cqe *c, void *arg)
+{
+	const struct writes *w = arg;
+	unsigned i = c->user_data;
+	if (i < w->nw && c->res < 0) {
+		fprintf(stderr, "uring-write: range %s: %s\n", w->ranges[i], strerror(-c->res));
+		return 1;
+	} else if (i < w->nw && (unsigned long long)c->res != w->len[i]) {
+		fprintf(stderr, "uring-write: range %s: wrote %d bytes\n", w->ranges[i], c->res);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mirror = NULL;
@@ -95,25 +118,10 @@ int main(int argc, char **argv)
 			s->opcode = IORING_OP_NOP;
 		}
 	}
-	if (uring_submit(&r, n))
+	struct writes w = { nw, len, argv + 3 };
+	int rc = uring_run(&r, n, check, &w);
+	if (rc < 0)
 		return 1;
-	unsigned done = 0;
-	int rc = 0;
-	while (done < n) {
-		struct io_uring_cqe *c = uring_cqe(&r);
-		if (!c)
-			return 1;
-		unsigned i = c->user_data;
-		if (i < nw && c->res < 0) {
-			fprintf(stderr, "uring-write: range %s: %s\n", argv[i + 3], strerror(-c->res));
-			rc = 1;
-		} else if (i < nw && (unsigned long long)c->res != len[i]) {
-			fprintf(stderr, "uring-write: range %s: wrote %d bytes\n", argv[i + 3], c->res);
-			rc = 1;
-		}
-		uring_seen(&r);
-		done++;
-	}
 	if (rc || !mirror)
 		return rc;
 	int mfd = open(mirror, O_WRONLY);

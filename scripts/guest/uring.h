@@ -1,6 +1,7 @@
 // uring.h: the io_uring ring of the uring-* helpers, over raw syscalls (the guest has no
-// liburing). Set up a ring, fill entries, submit them all in one io_uring_enter(), then reap
-// the completions one by one. Each function prints what failed (perror) and returns -1 or NULL.
+// liburing). Set up a ring (uring_init), fill entries (uring_sqe), then submit them all in one
+// io_uring_enter() and check each completion (uring_run). Each function prints what failed
+// and returns -1 or NULL.
 #ifndef RRAID_URING_H
 #define RRAID_URING_H
 
@@ -96,6 +97,26 @@ static inline struct io_uring_cqe *uring_cqe(struct uring *r)
 static inline void uring_seen(struct uring *r)
 {
 	__atomic_store_n(r->cq_head, *r->cq_head + 1, __ATOMIC_RELEASE);
+}
+
+// Submits entries 0..n-1 in one io_uring_enter() and reaps their n completions, calling
+// check(cqe, arg) on each. Returns -1 when a syscall failed, else 1 when any check returned
+// non-zero, else 0.
+static inline int uring_run(struct uring *r, unsigned n,
+			    int (*check)(const struct io_uring_cqe *, void *), void *arg)
+{
+	if (uring_submit(r, n))
+		return -1;
+	int rc = 0;
+	for (unsigned done = 0; done < n; done++) {
+		struct io_uring_cqe *c = uring_cqe(r);
+		if (!c)
+			return -1;
+		if (check(c, arg))
+			rc = 1;
+		uring_seen(r);
+	}
+	return rc;
 }
 
 #endif
