@@ -62,3 +62,25 @@ rraid_kmake_vars() {
   [ "$RRAID_FLAVOUR" = debug ] && echo "LLVM=1"
   return 0
 }
+
+# rraid_tally [--last] RC FILE...: one "N passed, N failed" line summing those lines of the
+# FILEs: every one in each FILE, or with --last only each FILE's last (a FILE without one then
+# counts one failure). RC is the status of the runs that wrote them (0: all succeeded); a run
+# that failed without saying so still fails the total.
+rraid_tally() {
+  local last=0 p=0 f=0 rc file a b
+  if [ "${1:-}" = --last ]; then last=1; shift; fi
+  rc=$1; shift
+  for file in "$@"; do
+    if [ $last -eq 1 ]; then
+      read -r a _ b _ < <(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$file" | tail -1) || { a=0 b=1; }
+      p=$((p + a)); f=$((f + b))
+    else
+      while read -r a _ b _; do
+        p=$((p + a)); f=$((f + b))
+      done < <(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$file")
+    fi
+  done
+  [ "$rc" -eq 0 ] || [ $f -gt 0 ] || f=1
+  echo "$p passed, $f failed"
+}

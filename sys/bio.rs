@@ -7,11 +7,11 @@
 use super::member::MemberDev;
 use super::pagebuf::{PageBuf, PAGE_BYTES};
 use super::request::RqBio;
+use super::stack::{Linked, Stack};
 use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_NOWAIT, REQ_PREFLUSH};
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::{bindings, error::to_result, prelude::*, types::Opaque};
 
 /// The context that travels with each member bio.
@@ -251,24 +251,6 @@ impl<C: BioCtx> Bio<C> {
             bindings::submit_bio_noacct(bio);
         }
     }
-
-    fn into_raw(self) -> *mut bindings::bio {
-        let bio = self.bio.as_ptr();
-        core::mem::forget(self);
-        bio
-    }
-
-    /// # Safety
-    ///
-    /// `bio` came from `into_raw` (or a completed `submit`) of a `Bio<C>`.
-    unsafe fn from_raw(bio: *mut bindings::bio) -> Self {
-        // INVARIANT: ownership of the bio and its context returns to the new value.
-        Self {
-            // SAFETY: Non-null by the caller's contract.
-            bio: unsafe { NonNull::new_unchecked(bio) },
-            _p: PhantomData,
-        }
-    }
 }
 
 impl<C: BioCtx> Drop for Bio<C> {
@@ -290,107 +272,47 @@ impl<C: BioCtx> Drop for Bio<C> {
 ///
 /// Called by the block layer once per submitted `Bio<C>`.
 unsafe extern "C" fn end_io_trampoline<C: BioCtx>(bio: *mut bindings::bio) {
-    // SAFETY: The bio was submitted by `Bio::<C>::submit`, which gave up its ownership.
-    C::end_io(unsafe { Bio::from_raw(bio) })
+    // SAFETY: The block layer completes a non-null bio.
+    let bio = unsafe { NonNull::new_unchecked(bio) };
+    // INVARIANT: The bio was submitted by `Bio::<C>::submit`, which gave up its ownership of
+    // the bio and its context; it returns to the new value.
+    C::end_io(Bio {
+        bio,
+        _p: PhantomData,
+    })
 }
 
 /// A lock-free stack of member bios, linked through `bi_next`; push from any context, take all
-/// at once from a worker.
-///
-/// # Invariants
-///
-/// `head` is null or the first of a `bi_next`-linked chain of bios, each of which came from
-/// `Bio::<C>::into_raw` and is owned by the stack.
-pub struct BioStack<C: BioCtx> {
-    head: AtomicPtr<bindings::bio>,
-    _p: PhantomData<C>,
-}
+/// at once (most recent first, [`Stack::take_all`]) from a worker.
+pub type BioStack<C> = Stack<Bio<C>>;
 
-// SAFETY: The chain is only reached through atomics; the bios are `Send`.
-unsafe impl<C: BioCtx> Send for BioStack<C> {}
-// SAFETY: `push` and `take_all` are safe to race: push is a CAS loop, take is one swap.
-unsafe impl<C: BioCtx> Sync for BioStack<C> {}
+// SAFETY: A completed bio handed back to its owner (or one not yet submitted) is not on any
+// list of the block layer, so its `bi_next` is the owner's; a bio given up by `into_raw` keeps
+// its reference, so it stays valid.
+unsafe impl<C: BioCtx> Linked for Bio<C> {
+    type Node = bindings::bio;
 
-impl<C: BioCtx> BioStack<C> {
-    /// An empty stack.
-    pub const fn new() -> Self {
+    fn into_raw(self) -> NonNull<bindings::bio> {
+        let bio = self.bio;
+        core::mem::forget(self);
+        bio
+    }
+
+    unsafe fn from_raw(bio: NonNull<bindings::bio>) -> Self {
+        // INVARIANT: ownership of the bio and its context returns to the new value.
         Self {
-            head: AtomicPtr::new(ptr::null_mut()),
+            bio,
             _p: PhantomData,
         }
     }
 
-    /// Pushes `bio`; safe in interrupt context. Returns whether the stack was empty before.
-    pub fn push(&self, bio: Bio<C>) -> bool {
-        let raw = bio.into_raw();
-        let mut head = self.head.load(Ordering::Relaxed);
-        loop {
-            // SAFETY: We own `raw` until the CAS publishes it.
-            unsafe { (*raw).bi_next = head };
-            match self
-                .head
-                .compare_exchange_weak(head, raw, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return head.is_null(),
-                Err(h) => head = h,
-            }
-        }
+    unsafe fn next(bio: NonNull<bindings::bio>) -> *mut bindings::bio {
+        // SAFETY: By the caller's contract the bio is valid and its link ours.
+        unsafe { (*bio.as_ptr()).bi_next }
     }
 
-    /// Takes every bio pushed so far (most recent first).
-    pub fn take_all(&self) -> BioChain<C> {
-        BioChain {
-            next: self.head.swap(ptr::null_mut(), Ordering::Acquire),
-            _p: PhantomData,
-        }
-    }
-}
-
-impl<C: BioCtx> Default for BioStack<C> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<C: BioCtx> Drop for BioStack<C> {
-    fn drop(&mut self) {
-        for bio in self.take_all() {
-            drop(bio);
-        }
-    }
-}
-
-/// Bios taken from a [`BioStack`]; unconsumed ones are dropped with it.
-pub struct BioChain<C: BioCtx> {
-    next: *mut bindings::bio,
-    _p: PhantomData<C>,
-}
-
-impl<C: BioCtx> BioChain<C> {
-    /// Whether the chain holds no bio.
-    pub fn is_empty(&self) -> bool {
-        self.next.is_null()
-    }
-}
-
-impl<C: BioCtx> Iterator for BioChain<C> {
-    type Item = Bio<C>;
-
-    fn next(&mut self) -> Option<Bio<C>> {
-        let bio = NonNull::new(self.next)?.as_ptr();
-        // SAFETY: Every bio in the chain came from `Bio::into_raw` and is owned by the chain.
-        unsafe {
-            self.next = (*bio).bi_next;
-            (*bio).bi_next = ptr::null_mut();
-            Some(Bio::from_raw(bio))
-        }
-    }
-}
-
-impl<C: BioCtx> Drop for BioChain<C> {
-    fn drop(&mut self) {
-        for bio in self.by_ref() {
-            drop(bio);
-        }
+    unsafe fn set_next(bio: NonNull<bindings::bio>, next: *mut bindings::bio) {
+        // SAFETY: As in `next`.
+        unsafe { (*bio.as_ptr()).bi_next = next };
     }
 }

@@ -4,24 +4,22 @@
 //! open/release, a NULL fops owner and a `queue_rq` that must do all its work in place; this is
 //! the variant a stacking driver needs.
 //!
-//! Execution model: `queue_rq` never sleeps. It starts the request, parks it on its hardware
-//! queue's [`RequestList`] and queues that hardware queue's work item on rraid's workqueue
-//! (per-CPU, `WQ_MEM_RECLAIM`). The work item runs in task context under a plug of its own and
-//! hands each request to [`DiskOps::handle`], which may sleep for member bios and member tags.
-//! So the submitter's plug never holds member requests that a sleeping `queue_rq` waits for,
-//! and a request can wait (for a retry, later for a stripe) without holding `queue_rq`.
-//! Member bios that need process context after completing ([`defer`]) go back to the same
-//! worker.
+//! Its request path (`queue_rq`, the hardware queues' workers, deferred member bios and the
+//! [`DiskOps`] they call) is in [`super::hwqueue`].
 //!
 //! Lifetime: the fops are static per `T`. What the block layer may still use after
 //! `del_gendisk` (the queue data, the tag set, the lock class key) is owned by the gendisk and
 //! freed by `free_disk`, at its final put.
 
-use super::bio::{Bio, BioCtx, BioStack};
-use super::member::{MemberDev, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE};
-use super::request::{InflightRequest, RequestChain, RequestList, RqPdu};
+use super::hwqueue::{self, exit_hctx_trampoline, queue_rq_trampoline};
+pub use super::hwqueue::{defer, DeferredBio, DiskOps};
+use super::member::MemberDev;
+use super::request::RqPdu;
 use super::sysfs::Parent;
 use super::workqueue::QueueRef;
+use super::{
+    BLK_FEAT_FUA, BLK_FEAT_POLL, BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE, BLK_FEAT_WRITE_CACHE,
+};
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::{
@@ -33,64 +31,6 @@ use kernel::{
     sync::{Arc, ArcBorrow, Mutex},
     types::{ForeignOwnable, Opaque, ScopeGuard},
 };
-
-/// `BLK_FEAT_POLL`: rraid queues have no poll queues.
-const BLK_FEAT_POLL: u32 = 1 << 9;
-/// `BLK_FEAT_ZONED`.
-pub(crate) const BLK_FEAT_ZONED: u32 = 1 << 10;
-/// Lockdep name of the hardware queues' work items.
-const WORK_NAME: &CStr = kernel::c_str!("rraid::hw_work");
-
-/// `BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE` (a cast macro bindgen does not translate).
-const BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE: u32 = 1 << 15;
-
-/// What a disk's owner does for it.
-pub trait DiskOps: Send + Sync + Sized + 'static {
-    /// Context of the member bios that completions hand back to the worker with [`defer`].
-    type Deferred: BioCtx + DeferredBio<Self>;
-    /// Handles a started request, on a worker: task context, may sleep, under the worker's
-    /// plug. The request completes when its last reference is dropped, which may be long
-    /// after this returns.
-    fn handle(rq: InflightRequest<Self>);
-    /// Handles the requests one worker round took, in arrival order; `more` takes what was
-    /// parked since (empty when nothing was). A level that gathers requests (the stripe cache)
-    /// sees a round whole; the default hands each request to [`DiskOps::handle`].
-    fn handle_round(rqs: RequestChain<Self>, more: &mut dyn FnMut() -> RequestChain<Self>) {
-        let _ = more;
-        for rq in rqs {
-            Self::handle(rq);
-        }
-    }
-    /// Handles a member bio passed to [`defer`], on the worker of its request.
-    fn handle_deferred(bio: Bio<Self::Deferred>);
-    /// Someone opens the disk.
-    fn open(this: ArcBorrow<'_, Self>) -> Result;
-    /// An opener closes the disk.
-    fn release(this: ArcBorrow<'_, Self>);
-}
-
-/// A bio context that belongs to a request of a disk serving `T`.
-pub trait DeferredBio<T: 'static> {
-    /// The request whose reference the context holds.
-    fn request(&self) -> &InflightRequest<T>;
-}
-
-/// Hands `bio` to the worker of its request's hardware queue, which passes it to
-/// [`DiskOps::handle_deferred`]. Callable from any context, completions included.
-pub fn defer<T: DiskOps>(bio: Bio<T::Deferred>) {
-    // Held across the push and the kick: once pushed, the worker may consume the bio and end
-    // its request at once, and nothing else would keep the queue alive for the kick.
-    let rq = bio.ctx().request().clone();
-    let hq = rq.hctx_data().cast::<HwQueue<T>>();
-    // SAFETY: The hardware queue's `driver_data` is its `HwQueue<T>` (`init_hctx_trampoline`),
-    // which lives until `exit_hctx`, after the queue is drained of requests; `rq` is not ended
-    // before it is dropped below, so the queue is not drained while `hq` is used.
-    let hq = unsafe { &*hq };
-    if hq.bios.push(bio) {
-        hq.kick();
-    }
-    drop(rq);
-}
 
 /// Queue limits under construction.
 pub struct Limits(bindings::queue_limits);
@@ -169,110 +109,6 @@ impl Limits {
     pub fn fua(&self) -> bool {
         self.0.features & BLK_FEAT_FUA != 0
     }
-}
-
-/// The per-hardware-queue state: parked requests, deferred bios and the work item that drains
-/// them.
-///
-/// # Invariants
-///
-/// `work` was set up with [`hw_work::<T>`] as its function; `wq` outlives this value.
-#[repr(C)]
-#[pin_data(PinnedDrop)]
-struct HwQueue<T: DiskOps> {
-    // First, so that the work pointer is the `HwQueue` pointer.
-    #[pin]
-    work: Opaque<bindings::work_struct>,
-    rqs: RequestList<T>,
-    bios: BioStack<T::Deferred>,
-    wq: QueueRef,
-}
-
-// SAFETY: The lists are lock-free and the work item is driven by the workqueue.
-unsafe impl<T: DiskOps> Send for HwQueue<T> {}
-// SAFETY: As above.
-unsafe impl<T: DiskOps> Sync for HwQueue<T> {}
-
-/// Lock class of the hardware queues' work items.
-static WORK_KEY: super::LockKey = super::LockKey::new();
-
-impl<T: DiskOps> HwQueue<T> {
-    fn new(wq: QueueRef) -> impl PinInit<Self> {
-        // INVARIANT: the work function is `hw_work::<T>`.
-        pin_init!(Self {
-            // SAFETY: `slot` is valid for writes and pinned; the name and key are static.
-            work <- Opaque::ffi_init(|slot| unsafe {
-                bindings::init_work_with_key(
-                    slot,
-                    Some(hw_work::<T>),
-                    false,
-                    WORK_NAME.as_char_ptr(),
-                    WORK_KEY.as_ptr(),
-                )
-            }),
-            rqs: RequestList::new(),
-            bios: BioStack::new(),
-            wq,
-        })
-    }
-
-    /// Makes sure the work item runs after what was just parked. Needed only by a push onto
-    /// an empty list: a push onto a non-empty one follows an earlier push's kick, whose run
-    /// has not taken the list yet and takes all of it.
-    fn kick(&self) {
-        // SAFETY: The work item is initialised and pinned, the queue valid (type invariant).
-        // Queueing an already pending item does nothing, and that pending run takes what was
-        // parked, since it takes the lists only after it starts.
-        unsafe {
-            bindings::queue_work_on(
-                bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
-                self.wq.raw(),
-                self.work.get(),
-            )
-        };
-    }
-}
-
-#[pinned_drop]
-impl<T: DiskOps> PinnedDrop for HwQueue<T> {
-    fn drop(self: Pin<&mut Self>) {
-        // SAFETY: The work item is initialised; this waits for a run still returning.
-        unsafe { bindings::cancel_work_sync(self.work.get()) };
-    }
-}
-
-/// Rounds of taking both lists before a run yields to the workqueue.
-const WORK_ROUNDS: usize = 8;
-
-/// The work function of a hardware queue: hands parked bios and requests to the driver, each
-/// round under a plug that batches the member bios it submits.
-///
-/// # Safety
-///
-/// Called by the workqueue for the `work` of a live `HwQueue<T>`.
-unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
-    // SAFETY: `work` is the first field of a `#[repr(C)]` `HwQueue<T>`, which lives until
-    // `cancel_work_sync` in its drop has waited for this run.
-    let hq = unsafe { &*work.cast::<HwQueue<T>>() };
-    for _ in 0..WORK_ROUNDS {
-        let bios = hq.bios.take_all();
-        let rqs = hq.rqs.take_all();
-        if bios.is_empty() && rqs.is_empty() {
-            break;
-        }
-        let mut plug = core::mem::MaybeUninit::<bindings::blk_plug>::uninit();
-        // SAFETY: A work item runs in task context on a kworker, which has no plug of its own;
-        // the plug stays on this frame until `blk_finish_plug` below has flushed and removed it.
-        unsafe { bindings::blk_start_plug(plug.as_mut_ptr()) };
-        for bio in bios {
-            T::handle_deferred(bio);
-        }
-        T::handle_round(rqs, &mut || hq.rqs.take_all());
-        // SAFETY: Started above on this task.
-        unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
-    }
-    // Anything parked after the last round found its list empty, so its push kicked the item,
-    // whose pending bit is clear while this function runs: a new run follows.
 }
 
 /// What the gendisk owns for `T`, freed by `free_disk` at its final put.
@@ -649,25 +485,6 @@ impl<T: DiskOps> Vtable<T> {
 
 /// # Safety
 ///
-/// Called by blk-mq on a queue set up by [`Disk::add`] for `T`.
-unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
-    hctx: *mut bindings::blk_mq_hw_ctx,
-    bd: *const bindings::blk_mq_queue_data,
-) -> bindings::blk_status_t {
-    // SAFETY: `bd` and its request are valid; the queue's data is an `Arc<T>` and the tag set's
-    // `cmd_size` covers `RqPdu` (see `DiskState::new`).
-    let rq = unsafe { InflightRequest::<T>::start((*bd).rq) };
-    // SAFETY: `driver_data` of this queue's hardware contexts is their `HwQueue<T>`, live
-    // while requests are issued on them.
-    let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };
-    if hq.rqs.push(rq) {
-        hq.kick();
-    }
-    bindings::BLK_STS_OK as bindings::blk_status_t
-}
-
-/// # Safety
-///
 /// Called by blk-mq for each hardware context of a queue set up by [`Disk::add`] for `T`, with
 /// the tag set's `driver_data` as `data`.
 unsafe extern "C" fn init_hctx_trampoline<T: DiskOps>(
@@ -678,35 +495,16 @@ unsafe extern "C" fn init_hctx_trampoline<T: DiskOps>(
     // SAFETY: The set's `driver_data` is its `DiskState<T>` (`DiskState::new`), which owns the
     // set and so outlives its hardware contexts.
     let state = unsafe { &*data.cast::<DiskState<T>>() };
-    let hq = match KBox::pin_init(HwQueue::<T>::new(state.wq), GFP_KERNEL) {
-        Ok(hq) => hq,
-        Err(e) => return e.to_errno(),
-    };
+    // SAFETY: blk-mq is initialising `hctx` for a queue of `Vtable::<T>::OPS`; the state's
+    // workqueue outlives the disk's hardware contexts, as it outlives the state.
+    if let Err(e) = unsafe { hwqueue::init_hctx::<T>(hctx, state.wq) } {
+        return e.to_errno();
+    }
     // SAFETY: `hctx` is being initialised and has its flush queue; the key outlives it. One
     // class per disk: a member's flush completing inside the flush lock of a member that is
     // itself an rraid disk is then no recursion for lockdep.
     unsafe { bindings::blk_mq_hctx_set_fq_lock_class(hctx, state.key()) };
-    // SAFETY: `driver_data` is the driver's; `exit_hctx_trampoline` takes it back.
-    unsafe {
-        (*hctx).driver_data =
-            <Pin<KBox<HwQueue<T>>> as ForeignOwnable>::into_foreign(hq).cast_mut();
-    }
     0
-}
-
-/// # Safety
-///
-/// Called by blk-mq when a hardware context set up by [`init_hctx_trampoline`] goes away.
-unsafe extern "C" fn exit_hctx_trampoline<T: DiskOps>(
-    hctx: *mut bindings::blk_mq_hw_ctx,
-    _idx: core::ffi::c_uint,
-) {
-    // SAFETY: `driver_data` came from `into_foreign` in `init_hctx_trampoline`; the queue is
-    // drained, so nothing parks on it any more. Dropping it waits for a running work item.
-    unsafe {
-        let hq = core::mem::take(&mut (*hctx).driver_data);
-        drop(<Pin<KBox<HwQueue<T>>> as ForeignOwnable>::from_foreign(hq));
-    }
 }
 
 /// The queue data of a disk added by [`Disk::add`].

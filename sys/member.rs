@@ -1,16 +1,11 @@
 //! Member block devices, opened read-write and claimed exclusively for one array.
 
-use super::disk::BLK_FEAT_ZONED;
-use super::{BlkStatus, REQ_SYNC};
+use super::{BlkStatus, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE, BLK_FEAT_ZONED, REQ_SYNC};
 use core::ptr::NonNull;
 use kernel::{bindings, error::from_err_ptr, page::Page, prelude::*, str::CStr};
 
 /// `BLK_OPEN_READ | BLK_OPEN_WRITE`; the macros carry `__force` casts and are not generated.
 const BLK_OPEN_READ_WRITE: bindings::blk_mode_t = (1 << 0) | (1 << 1);
-/// `BLK_FEAT_WRITE_CACHE`.
-pub(crate) const BLK_FEAT_WRITE_CACHE: u32 = 1 << 0;
-/// `BLK_FEAT_FUA`.
-pub(crate) const BLK_FEAT_FUA: u32 = 1 << 1;
 
 /// The identity an array claims its members with.
 ///

@@ -1,18 +1,19 @@
 //! Thin safe wrappers over `kernel::bindings`.
 //!
 //! Everything rraid needs from C that the 6.12 `kernel` crate does not offer lives here: a
-//! blk-mq disk with queue data, limits, open/release and the workers that issue member I/O
-//! ([`disk`]), started requests counted until their member I/O completes and parked for the
-//! workers ([`request`]), member block devices opened exclusively, with synchronous page I/O
-//! ([`member`]), cloned and empty bios with a typed per-bio context ([`bio`]), sysfs
-//! directories ([`sysfs`]), the workqueue ([`workqueue`]), FPU sections ([`fpu`]) and module
-//! references ([`module_ref`]).
+//! blk-mq disk with queue data, limits and open/release ([`disk`]) and the workers of its
+//! hardware queues that issue member I/O ([`hwqueue`]), started requests counted until their
+//! member I/O completes and parked for the workers ([`request`], on a lock-free [`stack`]),
+//! member block devices opened exclusively, with synchronous page I/O ([`member`]), cloned and
+//! empty bios with a typed per-bio context ([`bio`]), sysfs directories ([`sysfs`]), the
+//! workqueue ([`workqueue`]), FPU sections ([`fpu`]) and module references ([`module_ref`]).
 //!
 //! All of rraid's `unsafe` is in this folder; the RAID logic above it is safe Rust.
 
 pub mod bio;
 pub mod disk;
 pub mod fpu;
+pub mod hwqueue;
 pub mod kthread;
 pub mod member;
 pub mod module_ref;
@@ -21,6 +22,7 @@ pub mod pageio;
 pub mod procfs;
 pub mod request;
 pub mod slot;
+pub mod stack;
 pub mod sysfs;
 pub mod workqueue;
 
@@ -153,6 +155,18 @@ impl RangeOp {
         }
     }
 }
+
+// Queue feature bits (`blk_features_t`): cast macros that bindgen does not translate.
+/// `BLK_FEAT_WRITE_CACHE`.
+const BLK_FEAT_WRITE_CACHE: u32 = 1 << 0;
+/// `BLK_FEAT_FUA`.
+const BLK_FEAT_FUA: u32 = 1 << 1;
+/// `BLK_FEAT_POLL`: rraid queues have no poll queues.
+const BLK_FEAT_POLL: u32 = 1 << 9;
+/// `BLK_FEAT_ZONED`.
+const BLK_FEAT_ZONED: u32 = 1 << 10;
+/// `BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE`.
+const BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE: u32 = 1 << 15;
 
 /// `GFP_NOIO`: may sleep and reclaim, but must not recurse into I/O.
 pub(crate) const GFP_NOIO: bindings::gfp_t =

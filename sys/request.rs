@@ -10,6 +10,7 @@
 //! counts), so this file never forms a Rust reference to a `struct request` or `struct bio`: it
 //! reads the fields it needs through raw pointers.
 
+use super::stack::{Chain, Linked, Stack};
 use super::{BlkStatus, ReqOp, REQ_FUA};
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
@@ -151,24 +152,6 @@ impl<T: 'static> InflightRequest<T> {
             next: unsafe { (*self.rq.as_ptr()).bio },
         }
     }
-
-    /// Gives up this reference without dropping it; [`Self::from_raw`] takes it back.
-    fn into_raw(self) -> NonNull<bindings::request> {
-        let rq = self.rq;
-        core::mem::forget(self);
-        rq
-    }
-
-    /// # Safety
-    ///
-    /// `rq` came from [`Self::into_raw`] of an `InflightRequest<T>`, whose reference this takes.
-    unsafe fn from_raw(rq: NonNull<bindings::request>) -> Self {
-        // INVARIANT: the reference given up by `into_raw` is taken back.
-        Self {
-            rq,
-            _p: PhantomData,
-        }
-    }
 }
 
 /// The PDU of a started request.
@@ -180,112 +163,40 @@ fn pdu_of<'a>(rq: *mut bindings::request) -> &'a RqPdu {
 }
 
 /// Requests accepted by `queue_rq` and parked for a worker: push from any context, take all in
-/// arrival order. Linked through their PDUs, so parking allocates nothing.
-///
-/// # Invariants
-///
-/// `head` is null or the most recently pushed of a chain of requests linked through
-/// `RqPdu::next`, each holding one [`InflightRequest<T>`] reference owned by the list.
-pub struct RequestList<T: 'static> {
-    head: AtomicPtr<bindings::request>,
-    _p: PhantomData<InflightRequest<T>>,
-}
-
-// SAFETY: The chain is only reached through atomics; the requests are `Send`.
-unsafe impl<T: Send + Sync> Send for RequestList<T> {}
-// SAFETY: `push` is a CAS loop and `take_all` one swap, both safe to race.
-unsafe impl<T: Send + Sync> Sync for RequestList<T> {}
-
-impl<T: 'static> RequestList<T> {
-    /// An empty list.
-    pub const fn new() -> Self {
-        Self {
-            head: AtomicPtr::new(ptr::null_mut()),
-            _p: PhantomData,
-        }
-    }
-
-    /// Parks `rq`; safe in any context. Returns whether the list was empty before.
-    pub fn push(&self, rq: InflightRequest<T>) -> bool {
-        let raw = rq.into_raw().as_ptr();
-        let next = &pdu_of(raw).next;
-        let mut head = self.head.load(Ordering::Relaxed);
-        loop {
-            next.store(head, Ordering::Relaxed);
-            match self
-                .head
-                .compare_exchange_weak(head, raw, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return head.is_null(),
-                Err(h) => head = h,
-            }
-        }
-    }
-
-    /// Takes every parked request, oldest first.
-    pub fn take_all(&self) -> RequestChain<T> {
-        let mut chain = self.head.swap(ptr::null_mut(), Ordering::Acquire);
-        // Reverse the LIFO chain into arrival order.
-        let mut fifo = ptr::null_mut();
-        while !chain.is_null() {
-            let next = pdu_of(chain).next.load(Ordering::Relaxed);
-            pdu_of(chain).next.store(fifo, Ordering::Relaxed);
-            fifo = chain;
-            chain = next;
-        }
-        // INVARIANT: the chain's references move from the list to the returned value.
-        RequestChain {
-            next: fifo,
-            _p: PhantomData,
-        }
-    }
-}
-
-impl<T: 'static> Default for RequestList<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T: 'static> Drop for RequestList<T> {
-    fn drop(&mut self) {
-        drop(self.take_all());
-    }
-}
+/// arrival order ([`Stack::take_all_fifo`]). Linked through their PDUs, so parking allocates
+/// nothing; each parked request holds one [`InflightRequest<T>`] reference owned by the list.
+pub type RequestList<T> = Stack<InflightRequest<T>>;
 
 /// Requests taken from a [`RequestList`]; those not consumed are dropped (completed) with it.
-///
-/// # Invariants
-///
-/// As for [`RequestList`]: each request in the chain holds one reference owned by this value.
-pub struct RequestChain<T: 'static> {
-    next: *mut bindings::request,
-    _p: PhantomData<InflightRequest<T>>,
-}
+pub type RequestChain<T> = Chain<InflightRequest<T>>;
 
-impl<T: 'static> RequestChain<T> {
-    /// Whether the chain holds no request.
-    pub fn is_empty(&self) -> bool {
-        self.next.is_null()
+// SAFETY: `RqPdu::next` is the driver's, used only to park a request on a `RequestList`, and a
+// request given up by `into_raw` keeps its reference, so the request and its PDU stay valid.
+unsafe impl<T: 'static> Linked for InflightRequest<T> {
+    type Node = bindings::request;
+
+    /// Gives up this reference without dropping it; [`Linked::from_raw`] takes it back.
+    fn into_raw(self) -> NonNull<bindings::request> {
+        let rq = self.rq;
+        core::mem::forget(self);
+        rq
     }
-}
 
-impl<T: 'static> Iterator for RequestChain<T> {
-    type Item = InflightRequest<T>;
-
-    fn next(&mut self) -> Option<InflightRequest<T>> {
-        let rq = NonNull::new(self.next)?;
-        self.next = pdu_of(rq.as_ptr()).next.load(Ordering::Relaxed);
-        // SAFETY: Every request in the chain holds a reference given up by `into_raw`.
-        Some(unsafe { InflightRequest::from_raw(rq) })
-    }
-}
-
-impl<T: 'static> Drop for RequestChain<T> {
-    fn drop(&mut self) {
-        for rq in self.by_ref() {
-            drop(rq);
+    unsafe fn from_raw(rq: NonNull<bindings::request>) -> Self {
+        // INVARIANT: the reference given up by `into_raw` is taken back.
+        Self {
+            rq,
+            _p: PhantomData,
         }
+    }
+
+    // A request given up by `into_raw` still holds its reference, as `pdu_of` needs.
+    unsafe fn next(rq: NonNull<bindings::request>) -> *mut bindings::request {
+        pdu_of(rq.as_ptr()).next.load(Ordering::Relaxed)
+    }
+
+    unsafe fn set_next(rq: NonNull<bindings::request>, next: *mut bindings::request) {
+        pdu_of(rq.as_ptr()).next.store(next, Ordering::Relaxed)
     }
 }
 

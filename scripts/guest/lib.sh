@@ -346,6 +346,24 @@ kname() {
 	basename "$(readlink "/sys/dev/block/$((0x$1)):$((0x$2))")"
 }
 
+# expect_slots [-f] NAME DEV...: the DEVs hold slots 0, 1, ... of array NAME in that order, each
+# in_sync; with -f (a fresh array) none may be faulty either.
+expect_slots() {
+	local fresh= name i=0 d k st
+	[ "$1" = -f ] && { fresh=1; shift; }
+	name=$1
+	shift
+	for d in "$@"; do
+		k=$(kname "$d")
+		expect_attr "$name" "dev-$k/slot" "$i" || return 1
+		st=$(member_state "$name" "$k")
+		has_word "$st" in_sync || { fail "dev-$k/state is '$st', expected in_sync"; return 1; }
+		[ -n "$fresh" ] && has_word "$st" faulty && { fail "dev-$k/state is '$st' on a fresh array"; return 1; }
+		i=$((i + 1))
+	done
+	return 0
+}
+
 # dev_bytes DEV: size in bytes.
 dev_bytes() {
 	blockdev --getsize64 "$1"

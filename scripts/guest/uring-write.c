@@ -12,23 +12,44 @@
 // With -m, once every write has completed in full, the same ranges are also written into the
 // file MIRROR (a test's image of what the device should hold).
 // Exits 0 when every write completed in full; prints the failing range and exits 1 otherwise.
-// Built statically on the host by scripts/build-initramfs (raw syscalls: the guest has no
-// liburing).
+// Built statically on the host by scripts/build-initramfs; the ring is uring.h's (raw syscalls:
+// the guest has no liburing).
 #define _GNU_SOURCE
-#include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/io_uring.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "uring.h"
 
 #define MAX_RANGES 64
 #define MIN_ENTRIES 3
+
+// The writes of one submission: entries 0..nw-1 write ranges[i] (len[i] bytes); the rest are
+// NOPs.
+struct writes {
+	unsigned nw;
+	unsigned long long *len;
+	char **ranges;
+};
+
+// A completion of entry user_data: reports a failed or short write.
+static int check(const struct io_uring_cqe *c, void *arg)
+{
+	const struct writes *w = arg;
+	unsigned i = c->user_data;
+	if (i < w->nw && c->res < 0) {
+		fprintf(stderr, "uring-write: range %s: %s\n", w->ranges[i], strerror(-c->res));
+		return 1;
+	} else if (i < w->nw && (unsigned long long)c->res != w->len[i]) {
+		fprintf(stderr, "uring-write: range %s: wrote %d bytes\n", w->ranges[i], c->res);
+		return 1;
+	}
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -79,34 +100,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	struct io_uring_params p;
-	memset(&p, 0, sizeof(p));
-	int ring = syscall(__NR_io_uring_setup, MAX_RANGES, &p);
-	if (ring < 0) {
-		perror("io_uring_setup");
+	struct uring r;
+	if (uring_init(&r, MAX_RANGES))
 		return 1;
-	}
-	size_t sq_sz = p.sq_off.array + p.sq_entries * sizeof(uint32_t);
-	size_t cq_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	uint8_t *sq = mmap(0, sq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-			   IORING_OFF_SQ_RING);
-	uint8_t *cq = mmap(0, cq_sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-			   IORING_OFF_CQ_RING);
-	struct io_uring_sqe *sqes = mmap(0, p.sq_entries * sizeof(struct io_uring_sqe),
-					 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, ring,
-					 IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || sqes == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
-	uint32_t *sq_tail = (uint32_t *)(sq + p.sq_off.tail);
-	uint32_t *sq_mask = (uint32_t *)(sq + p.sq_off.ring_mask);
-	uint32_t *sq_array = (uint32_t *)(sq + p.sq_off.array);
-	uint32_t tail = *sq_tail;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t idx = (tail + i) & *sq_mask;
-		struct io_uring_sqe *s = &sqes[idx];
-		memset(s, 0, sizeof(*s));
+		struct io_uring_sqe *s = uring_sqe(&r, i);
 		s->user_data = i;
 		if (i < nw) {
 			s->opcode = IORING_OP_WRITE;
@@ -119,42 +117,11 @@ int main(int argc, char **argv)
 		} else {
 			s->opcode = IORING_OP_NOP;
 		}
-		sq_array[idx] = idx;
 	}
-	__atomic_store_n(sq_tail, tail + n, __ATOMIC_RELEASE);
-	int got = syscall(__NR_io_uring_enter, ring, n, n, IORING_ENTER_GETEVENTS, NULL, 0);
-	if (got < 0 || (unsigned)got != n) {
-		fprintf(stderr, "io_uring_enter: submitted %d of %u: %s\n", got, n,
-			got < 0 ? strerror(errno) : "short");
+	struct writes w = { nw, len, argv + 3 };
+	int rc = uring_run(&r, n, check, &w);
+	if (rc < 0)
 		return 1;
-	}
-	uint32_t *cq_head = (uint32_t *)(cq + p.cq_off.head);
-	uint32_t *cq_tail = (uint32_t *)(cq + p.cq_off.tail);
-	uint32_t *cq_mask = (uint32_t *)(cq + p.cq_off.ring_mask);
-	struct io_uring_cqe *cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	unsigned done = 0;
-	int rc = 0;
-	while (done < n) {
-		uint32_t head = *cq_head;
-		if (head == __atomic_load_n(cq_tail, __ATOMIC_ACQUIRE)) {
-			if (syscall(__NR_io_uring_enter, ring, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0) {
-				perror("io_uring_enter (wait)");
-				return 1;
-			}
-			continue;
-		}
-		struct io_uring_cqe *c = &cqes[head & *cq_mask];
-		unsigned i = c->user_data;
-		if (i < nw && c->res < 0) {
-			fprintf(stderr, "uring-write: range %s: %s\n", argv[i + 3], strerror(-c->res));
-			rc = 1;
-		} else if (i < nw && (unsigned long long)c->res != len[i]) {
-			fprintf(stderr, "uring-write: range %s: wrote %d bytes\n", argv[i + 3], c->res);
-			rc = 1;
-		}
-		__atomic_store_n(cq_head, head + 1, __ATOMIC_RELEASE);
-		done++;
-	}
 	if (rc || !mirror)
 		return rc;
 	int mfd = open(mirror, O_WRONLY);

@@ -33,15 +33,7 @@ r0_status() {
 	size=$(dev_bytes /dev/rraid0)
 	[ "$size" -eq $((n * comp * 1024)) ] ||
 		{ fail "/dev/rraid0 is $size bytes, expected $n x $comp KiB"; return 1; }
-	i=0
-	for d in $members; do
-		k=$(kname "$d")
-		expect_attr rraid0 "dev-$k/slot" "$i" || return 1
-		st=$(member_state rraid0 "$k")
-		has_word "$st" in_sync || { fail "dev-$k/state is '$st', expected in_sync"; return 1; }
-		has_word "$st" faulty && { fail "dev-$k/state is '$st' on a fresh array"; return 1; }
-		i=$((i + 1))
-	done
+	expect_slots -f rraid0 $members || return 1
 	q=/sys/block/rraid0/queue
 	[ "$(cat $q/minimum_io_size)" -eq "$cb" ] ||
 		{ fail "minimum_io_size $(cat $q/minimum_io_size), expected chunk $cb"; return 1; }

@@ -35,14 +35,7 @@ r1_status() {
 	expect_attr rraid0 component_size $((msz / 1024)) || return 1
 	[ "$(dev_bytes /dev/rraid0)" -eq "$msz" ] ||
 		{ fail "/dev/rraid0 is $(dev_bytes /dev/rraid0) bytes, expected $msz"; return 1; }
-	i=0
-	for d in $members; do
-		k=$(kname "$d")
-		expect_attr rraid0 "dev-$k/slot" "$i" || return 1
-		st=$(member_state rraid0 "$k")
-		has_word "$st" in_sync || { fail "dev-$k/state is '$st', expected in_sync"; return 1; }
-		i=$((i + 1))
-	done
+	expect_slots rraid0 $members || return 1
 	q=/sys/block/rraid0/queue
 	[ "$(cat $q/minimum_io_size)" -eq "$(cat $q/logical_block_size)" ] ||
 		{ fail "RAID1 minimum_io_size $(cat $q/minimum_io_size), expected the logical block size"; return 1; }

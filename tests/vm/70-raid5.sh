@@ -158,7 +158,7 @@ reads_delta() {
 
 # r5_attrs COMP_K: rraid0's attributes and queue limits match the current geometry.
 r5_attrs() {
-	local v i d k st q
+	local v q
 	expect_attr rraid0 level "raid$lvl" || return 1
 	v=$(attr rraid0 layout)
 	if [ "$lvl" = 4 ]; then
@@ -177,14 +177,7 @@ r5_attrs() {
 	expect_attr rraid0 stripe_cache_size 256 || return 1
 	v=$(dev_bytes /dev/rraid0)
 	[ "$v" -eq $(($1 * 1024 * nd)) ] || { fail "/dev/rraid0 is $v bytes, expected $1 KiB x $nd"; return 1; }
-	i=0
-	for d in $members; do
-		k=$(kname "$d")
-		expect_attr rraid0 "dev-$k/slot" "$i" || return 1
-		st=$(member_state rraid0 "$k")
-		has_word "$st" in_sync || { fail "dev-$k/state is '$st', expected in_sync"; return 1; }
-		i=$((i + 1))
-	done
+	expect_slots rraid0 $members || return 1
 	q=/sys/block/rraid0/queue
 	[ "$(cat $q/minimum_io_size)" -eq "$cb" ] ||
 		{ fail "minimum_io_size $(cat $q/minimum_io_size), expected chunk $cb"; return 1; }
