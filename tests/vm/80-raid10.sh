@@ -58,7 +58,7 @@ mk_geo() {
 
 # r10_attrs COMP_K: rraid0's attributes and queue limits match the current geometry.
 r10_attrs() {
-	local i d k q
+	local q
 	expect_attr rraid0 level raid10 || return 1
 	expect_attr rraid0 layout "$lay" || return 1
 	expect_attr rraid0 chunk_size "$cb" || return 1
@@ -66,13 +66,7 @@ r10_attrs() {
 	expect_attr rraid0 component_size "$1" || return 1
 	expect_attr rraid0 array_state clean || return 1
 	expect_attr rraid0 degraded 0 || return 1
-	i=0
-	for d in $members; do
-		k=$(kname "$d")
-		expect_attr rraid0 "dev-$k/slot" "$i" || return 1
-		has_word "$(member_state rraid0 "$k")" in_sync || { fail "dev-$k not in_sync"; return 1; }
-		i=$((i + 1))
-	done
+	expect_slots rraid0 $members || return 1
 	q=/sys/block/rraid0/queue
 	[ "$(cat $q/minimum_io_size)" -eq "$cb" ] ||
 		{ fail "minimum_io_size $(cat $q/minimum_io_size), expected chunk $cb"; return 1; }
