@@ -2,13 +2,15 @@
 //! one chunk): a resync copies the first in-sync copy that reads over the others, a recovery
 //! onto the devices being built, and check and repair read every copy and compare them in
 //! md's 64 KiB blocks. A copy that fails a read is rewritten from one that did not (md's
-//! `fix_sync_read_error`).
+//! `fix_sync_read_error`). Reads pick a copy the same way on both ([`Array::choose_copy`]).
 
 use crate::plan::bits;
 use crate::raid::sync::{Action, Window, BLOCK_SECTORS, MAX_BLOCKS, MAX_COPIES, WINDOW_BYTES};
 use crate::raid::Array;
 use crate::sys::pagebuf::PAGE_BYTES;
 use crate::sys::pageio::PageIo;
+use core::num::NonZeroU64;
+use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 /// The buffers of a mirror sync job over `copies` copies of chunks of `chunk` sectors
@@ -37,6 +39,52 @@ pub(super) fn buffers(action: Action, copies: usize, chunk: u64) -> Result<(Wind
 }
 
 impl Array {
+    /// Picks the copy a read of `len` sectors at array sector `sector` goes to, among the `n`
+    /// copies `copies()` yields in md's order, each as (member, sector of its sequential
+    /// stream).
+    ///
+    /// A read that reaches the part not yet resynced goes to the first in-sync copy, as md's
+    /// (so a reader never gets two answers). Otherwise a read that continues a member's
+    /// sequential stream stays there, and any other goes to the copy whose member has the
+    /// fewest bios in flight. Ties are broken by the read's 1 MiB region, so that even a
+    /// queue-depth-1 random reader spreads over all copies while each region keeps to one
+    /// member's cache.
+    pub(super) fn choose_copy<I: Iterator<Item = (usize, u64)>>(
+        &self,
+        copies: impl Fn() -> I,
+        n: usize,
+        sector: u64,
+        len: u64,
+    ) -> Option<(usize, u64)> {
+        let sync = self.in_sync();
+        let in_sync = |c: &(usize, u64)| sync & (1 << c.0) != 0;
+        let first = copies().find(in_sync)?;
+        if !self.sync().clean_below(sector + len) {
+            return Some(first);
+        }
+        let start =
+            ((sector >> 11) % NonZeroU64::new(n as u64).unwrap_or(NonZeroU64::MIN)) as usize;
+        let mut best = first;
+        let mut best_load = u32::MAX;
+        for c in Iterator::chain(copies().skip(start), copies().take(start)).filter(in_sync) {
+            let member = self.members.get(c.0)?;
+            if member.next_seq.load(Ordering::Relaxed) == c.1 {
+                best = c;
+                break;
+            }
+            let load = member.dev.load();
+            if load < best_load {
+                best = c;
+                best_load = load;
+            }
+        }
+        self.members
+            .get(best.0)?
+            .next_seq
+            .store(best.1 + len, Ordering::Relaxed);
+        Some(best)
+    }
+
     /// Mirrors (RAID 1 members, RAID 10 copies of a chunk), `copies` being each copy's member
     /// and member sector: a resync reads the first in-sync copy and writes the others, a
     /// recovery writes it to the copies being rebuilt; check and repair read every in-sync

@@ -15,7 +15,6 @@ use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
 use crate::sys::request::{InflightRequest, RqBio};
 use crate::sys::{BlkStatus, RangeOp};
-use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 impl Array {
@@ -88,41 +87,12 @@ impl Array {
         Ok(())
     }
 
-    /// Picks the member for a RAID1 read.
-    ///
-    /// A read that reaches the part not yet resynced goes to the first in-sync member, as md's
-    /// (so a reader never gets two answers). Otherwise a read that
-    /// continues a member's sequential stream stays there, and any other goes to the member
-    /// with the fewest bios in flight. Ties are broken by the read's 1 MiB region, so that
-    /// even a queue-depth-1 random reader spreads over all members while each region keeps to
-    /// one member's cache.
+    /// Picks the member for a RAID1 read: every member is a copy, at the same sector
+    /// ([`Array::choose_copy`]).
     fn choose_read(&self, sector: u64, len: u64) -> Option<usize> {
-        let sync = self.in_sync();
-        let first = bits(sync).next()?;
-        if !self.sync.clean_below(sector + len) {
-            return Some(first);
-        }
         let n = self.members.len();
-        let start = ((sector >> 11) % n.max(1) as u64) as usize;
-        let mut best = first;
-        let mut best_load = u32::MAX;
-        for m in Iterator::chain(start..n, 0..start).filter(|&m| sync & (1 << m) != 0) {
-            let member = self.members.get(m)?;
-            if member.next_seq.load(Ordering::Relaxed) == sector {
-                best = m;
-                break;
-            }
-            let load = member.dev.load();
-            if load < best_load {
-                best = m;
-                best_load = load;
-            }
-        }
-        self.members
-            .get(best)?
-            .next_seq
-            .store(sector + len, Ordering::Relaxed);
-        Some(best)
+        self.choose_copy(|| (0..n).map(|m| (m, sector)), n, sector, len)
+            .map(|(m, _)| m)
     }
 
     /// A RAID1 read piece that failed: repair the member on a media error, then send the piece

@@ -3,7 +3,7 @@
 //! A request's bio is cut at chunk boundaries; within a chunk every copy is one contiguous
 //! range on its member (`layout::raid10`), so each piece becomes one clone per copy for a
 //! write and one clone for a read, and no data is copied. Writes go to every in-sync copy;
-//! reads go to one in-sync copy, chosen as RAID 1 chooses a member ([`Array::choose_read10`]).
+//! reads go to one in-sync copy, chosen as RAID 1 chooses a member (`mirror`).
 //! A read that fails comes back through the worker ([`Array::retry_read10`]): on a media error
 //! the member is repaired from another copy (`io::repair`), then the piece is read
 //! from a copy it has not tried. A write error fails the member, or, when it holds the last
@@ -20,8 +20,6 @@ use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
 use crate::sys::request::RqBio;
 use crate::sys::BlkStatus;
-use core::num::NonZeroU64;
-use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 impl Array {
@@ -87,41 +85,12 @@ impl Array {
         Ok(())
     }
 
-    /// Picks the copy a read of `[sector, sector + len)` (inside one chunk) goes to.
-    ///
-    /// As RAID 1's `choose_read`: where the copies are not resynced yet, the first in-sync copy
-    /// in md's order (a reader never gets two answers); otherwise the
-    /// copy whose member's sequential stream this read continues, else the copy whose member
-    /// has the fewest bios in flight, ties going round the copies by the read's 1 MiB region.
+    /// Picks the copy a read of `[sector, sector + len)` (inside one chunk) goes to, as RAID 1
+    /// picks a member ([`Array::choose_copy`]), among the chunk's copies in md's order.
     fn choose_read10(&self, g: &Raid10, sector: u64, len: u64) -> Option<Replica> {
-        let sync = self.in_sync();
-        let in_sync = |c: &Replica| sync & (1 << c.member) != 0;
-        let first = g.map(sector).find(in_sync)?;
-        if !self.sync().clean_below(sector + len) {
-            return Some(first);
-        }
-        let copies = NonZeroU64::new(g.copies() as u64).unwrap_or(NonZeroU64::MIN);
-        let start = ((sector >> 11) % copies) as usize;
-        let mut best = first;
-        let mut best_load = u32::MAX;
-        let rotated = Iterator::chain(g.map(sector).skip(start), g.map(sector).take(start));
-        for c in rotated.filter(in_sync) {
-            let member = self.members.get(c.member)?;
-            if member.next_seq.load(Ordering::Relaxed) == c.sector {
-                best = c;
-                break;
-            }
-            let load = member.dev.load();
-            if load < best_load {
-                best = c;
-                best_load = load;
-            }
-        }
-        self.members
-            .get(best.member)?
-            .next_seq
-            .store(best.sector + len, Ordering::Relaxed);
-        Some(best)
+        let copies = || g.map(sector).map(|c| (c.member, c.sector));
+        let (member, sector) = self.choose_copy(copies, g.copies(), sector, len)?;
+        Some(Replica { member, sector })
     }
 
     /// A RAID 10 read piece that failed: on a media error the member's blocks are rewritten
