@@ -41,16 +41,6 @@ impl<T> Slots<T> {
     pub fn iter(&self) -> impl Iterator<Item = &T> {
         self.v.iter().flatten()
     }
-
-    /// Places, holes included (for counting as `/proc/mdstat` numbers devices).
-    pub fn len(&self) -> usize {
-        self.v.len()
-    }
-
-    /// Whether there is no place at all.
-    pub fn is_empty(&self) -> bool {
-        self.v.is_empty()
-    }
 }
 
 impl<T> Default for Slots<T> {
