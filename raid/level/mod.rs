@@ -27,7 +27,7 @@ use crate::layout::{raid1::Raid1, raid10::Raid10};
 use crate::raid::io::{Kind, OnError, Piece};
 use crate::raid::sync::{Action, Window};
 use crate::raid::Array;
-use crate::sys::disk::{DeferredBio, Limits};
+use crate::sys::disk::{DeferredBio, DiskOps, Limits};
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
 use crate::sys::{noio, BlkStatus, RangeOp};
 use core::fmt::{self, Write};
@@ -294,9 +294,7 @@ impl Level {
             Self::Raid5(st) => noio(|| array.handle_round5(st, &first, rest, more)),
             _ => {
                 for rq in Iterator::chain(core::iter::once(first), rest) {
-                    if let Err(status) = array.map_request(&rq) {
-                        rq.set_error(status);
-                    }
+                    Array::handle(rq);
                 }
             }
         }
