@@ -1,12 +1,15 @@
 //! md's version 1 metadata, shared by the kernel module and the host tests.
 //!
 //! rraid keeps its arrays' state in md's own on-disk format, so that `mdadm --examine` reads
-//! rraid's members and rraid reads arrays that mdadm created:
+//! rraid's members and rraid assembles arrays that mdadm created:
 //!
 //! - [`super1`] encodes and decodes the v1.0, v1.1 and v1.2 superblock (`struct
 //!   mdp_superblock_1` of md_p.h) bit for bit, with md's checksum and every check md's
 //!   `super_1_load` makes on the buffer alone; it also holds mdadm 4.2's defaults for placing
-//!   a new array on its devices (data offset, usable size, bad block log).
+//!   a new array on its devices (data offset, usable size, bad block log);
+//! - [`assemble`] decides, as md's `analyze_sbs` and `super_1_validate` do, what each device of
+//!   a set of decoded superblocks is in the array: a member in sync, a member being rebuilt, a
+//!   replacement, a spare, or left out.
 //!
 //! # Shape
 //!
@@ -28,4 +31,5 @@
 // Safe code only: `unsafe` lives in `sys/` (and `parity/`'s SIMD).
 #![deny(unsafe_code)]
 
+pub mod assemble;
 pub mod super1;

@@ -1,4 +1,5 @@
-//! Tests of md's v1.x superblock (`meta::super1`) and mdadm's placement defaults.
+//! Tests of md's v1.x superblock (`meta::super1`), mdadm's placement defaults and assembly
+//! (`meta::assemble`).
 //!
 //! The encoding is checked three ways: field by field against md_p.h's offsets written out
 //! here, the checksum against a plain reimplementation and hand-computed values, and whole
@@ -12,6 +13,9 @@ use rng::Rng;
 
 #[path = "meta/oracle.rs"]
 mod oracle;
+
+#[path = "meta/assembly.rs"]
+mod assembly;
 
 #[path = "meta/geometry.rs"]
 mod geometry;
