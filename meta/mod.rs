@@ -9,7 +9,9 @@
 //!   a new array on its devices (data offset, usable size, bad block log);
 //! - [`assemble`] decides, as md's `analyze_sbs` and `super_1_validate` do, what each device of
 //!   a set of decoded superblocks is in the array: a member in sync, a member being rebuilt, a
-//!   replacement, a spare, or left out.
+//!   replacement, a spare, or left out;
+//! - [`events`] steps the event counter across updates as md_update_sb does, rolling a
+//!   dirty mark back on the next clean one so that idle spares need no writes.
 //!
 //! # Shape
 //!
@@ -32,4 +34,5 @@
 #![deny(unsafe_code)]
 
 pub mod assemble;
+pub mod events;
 pub mod super1;

@@ -5,6 +5,7 @@
 //! here, the checksum against a plain reimplementation and hand-computed values, and whole
 //! superblocks against mdadm 4.2 itself (`mdadm --examine` on sparse image files).
 
+use rraid_host_tests::meta::events::Events;
 use rraid_host_tests::meta::super1::*;
 
 #[path = "common/rng.rs"]
@@ -617,4 +618,68 @@ fn roles() {
 #[test]
 fn mdadm_examine_oracle() {
     oracle::run();
+}
+
+#[test]
+fn events_roll_back_clean_dirty_cycles() {
+    let mut e = Events::new(10);
+    // The first dirty mark after assembly goes forward and may be undone.
+    assert!(e.step(true, false, false));
+    assert_eq!(
+        e,
+        Events {
+            count: 11,
+            can_decrease: true
+        }
+    );
+    // Clean again: back to 10, and the spares (left at 10) are current.
+    assert!(e.step(true, false, true));
+    assert_eq!(
+        e,
+        Events {
+            count: 10,
+            can_decrease: false
+        }
+    );
+    assert!(!e.needs_write(10, true, true));
+    assert!(e.needs_write(9, false, true));
+    // Dirty again skips spares one behind.
+    let nospares = e.step(true, false, false);
+    assert_eq!(e.count, 11);
+    assert!(!e.needs_write(10, true, nospares));
+    assert!(e.needs_write(10, false, nospares));
+    // A device change goes forward and cannot be undone.
+    assert!(!e.step(false, false, true));
+    assert_eq!(
+        e,
+        Events {
+            count: 12,
+            can_decrease: false
+        }
+    );
+    assert!(e.needs_write(11, true, false));
+    // Degraded: never skip spares, never roll back.
+    let mut e = Events::new(10);
+    assert!(!e.step(true, true, false));
+    assert!(!e.step(true, true, true));
+    assert_eq!(e.count, 12);
+    // Not clean yet (resync pending): forward.
+    let mut e = Events::new(10);
+    e.step(true, false, false);
+    e.step(true, false, false);
+    assert_eq!(e.count, 12);
+    // md never rolls back to 0.
+    let mut e = Events {
+        count: 1,
+        can_decrease: true,
+    };
+    e.step(true, false, true);
+    assert_eq!(e.count, 2);
+    let mut e = Events {
+        count: u64::MAX,
+        can_decrease: false,
+    };
+    e.step(false, false, false);
+    assert_eq!(e.count, u64::MAX);
+    assert!(!e.needs_write(u64::MAX, true, true));
 }
