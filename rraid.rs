@@ -10,6 +10,7 @@
 use kernel::{c_str, prelude::*};
 
 pub mod layout;
+pub mod meta;
 pub mod parity;
 pub mod plan;
 pub mod raid;
@@ -24,6 +25,8 @@ module! {
 }
 
 struct Rraid {
+    // First to go: it reaches the arrays through the registry.
+    _reboot: Pin<KBox<sys::reboot::RebootNotifier<raid::control::stat::Registry>>>,
     // `/proc/rraidstat`, gone before the arrays' list it shows.
     _stat: sys::procfs::ProcFile<raid::control::stat::Registry>,
     _parity: sys::sysfs::SysfsDir<raid::engines::Engines>,
@@ -44,8 +47,10 @@ impl kernel::Module for Rraid {
         let parity = sys::sysfs::SysfsDir::new(&control.as_parent(), c_str!("parity"), engines)?;
         let stat =
             sys::procfs::ProcFile::new(c_str!("rraidstat"), control.data().registry().clone())?;
+        let reboot = sys::reboot::RebootNotifier::new(control.data().registry().clone())?;
         pr_info!("loaded\n");
         Ok(Self {
+            _reboot: reboot,
             _stat: stat,
             _parity: parity,
             _control: control,

@@ -232,6 +232,11 @@ impl Raid0 {
         self.members
     }
 
+    /// First member sector of data (md's `data_offset`).
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+
     /// Chunk size in sectors.
     pub fn chunk_sectors(&self) -> u64 {
         1 << self.chunk_shift

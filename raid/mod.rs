@@ -21,6 +21,7 @@ pub mod control;
 pub mod engines;
 pub mod io;
 pub mod level;
+pub mod meta;
 pub mod slots;
 pub mod sync;
 
@@ -105,6 +106,9 @@ pub struct Array {
     broken: AtomicBool,
     /// Member writes in flight: `array_state` is `active` while there are any.
     writes: AtomicU32,
+    /// Write requests (writes, discards, write-zeroes) from `queue_rq` to their end: the
+    /// safe-mode count of `meta`.
+    write_reqs: AtomicU32,
     #[pin]
     bioset: BioSet<Piece>,
     /// The buffer of read-error repair, as md's `tmppage`: one repair at a time per array, and
@@ -133,6 +137,8 @@ pub struct Array {
     wq: QueueRef,
     /// The physical units that running sync jobs of all arrays hold.
     units: Arc<sync::Units>,
+    /// md's v1.x metadata; `None` for `metadata=none`.
+    meta: Option<Pin<KBox<meta::Meta>>>,
     /// The array's own queue, held off while a replacement takes its slot; set once the disk
     /// exists, cleared before it goes.
     #[pin]
@@ -151,7 +157,9 @@ impl Array {
         name: ArrayName,
         level: Level,
         members: KVec<Member>,
-        assume_clean: bool,
+        in_sync: u64,
+        resync_point: u64,
+        meta: Option<Pin<KBox<meta::Meta>>>,
         holder: Holder,
         module: ModuleRef,
         wq: QueueRef,
@@ -168,14 +176,19 @@ impl Array {
                 name,
                 level,
                 members,
-                in_sync: AtomicU64::new(all),
+                in_sync: AtomicU64::new(all & in_sync),
                 broken: AtomicBool::new(false),
                 writes: AtomicU32::new(0),
+                write_reqs: AtomicU32::new(0),
                 bioset <- BioSet::new(BIOSET_POOL, false),
                 repair_page <- new_mutex!(page, "rraid::repair_page"),
                 open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),
-                // Members agree when declared so, and where nothing is copied.
-                sync <- sync::SyncState::new(assume_clean || level.redundancy(2) == 0),
+                // Members agree where nothing is copied.
+                sync <- sync::SyncState::new(if level.redundancy(2) == 0 {
+                    u64::MAX
+                } else {
+                    resync_point
+                }),
                 spares <- new_mutex!(Slots::new(), "rraid::spares"),
                 dirs <- new_mutex!(
                     Dirs {
@@ -188,6 +201,7 @@ impl Array {
                 reconfig <- new_mutex!((), "rraid::reconfig"),
                 wq,
                 units,
+                meta,
                 freezer <- new_mutex!(None, "rraid::freezer"),
                 holder,
                 _module: module,
@@ -204,6 +218,11 @@ impl Array {
     /// The level and geometry.
     pub fn level(&self) -> &Level {
         &self.level
+    }
+
+    /// The array's metadata, unless it has none.
+    pub fn meta(&self) -> Option<&meta::Meta> {
+        self.meta.as_deref()
     }
 
     /// The members, by slot.
@@ -273,6 +292,13 @@ impl Array {
             || !self.level.survives(self.in_sync(), self.members.len())
         {
             "broken"
+        } else if let Some(m) = self.meta() {
+            // md's: clean once the superblocks say so (safe mode), active until then.
+            if m.is_active() {
+                "active"
+            } else {
+                "clean"
+            }
         } else if self.writes.load(Ordering::Acquire) > 0 {
             "active"
         } else {
@@ -364,12 +390,20 @@ impl Array {
     /// Records a change to tell poll() waiters and udev about; any context. The next
     /// [`Array::flush_events`] tells them.
     pub fn note(&self, events: u32) {
+        if events & EV_STATE != 0 {
+            if let Some(m) = self.meta() {
+                m.note_change();
+            }
+        }
         self.events.fetch_or(events, Ordering::AcqRel);
         self.sync.want_kick();
     }
 
     /// Wakes the poll() waiters of the files that changed and sends the uevent. Task context.
     pub fn flush_events(&self) {
+        if let Some(m) = self.meta() {
+            m.flush(self);
+        }
         let ev = self.events.swap(0, Ordering::AcqRel);
         if ev == 0 {
             return;

@@ -43,6 +43,11 @@ pub trait DiskOps: Send + Sync + Sized + 'static {
             Self::handle(rq);
         }
     }
+    /// A request was just started, in `queue_rq`: atomic context, must not sleep. The default
+    /// does nothing.
+    fn queued(rq: &InflightRequest<Self>) {
+        let _ = rq;
+    }
     /// Handles a member bio passed to [`defer`], on the worker of its request.
     fn handle_deferred(bio: Bio<Self::Deferred>);
     /// Someone opens the disk.
@@ -208,6 +213,7 @@ pub(super) unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
     // SAFETY: `bd` and its request are valid; the queue's data is an `Arc<T>` and the tag set's
     // `cmd_size` covers `RqPdu` (see `DiskState::new`).
     let rq = unsafe { InflightRequest::<T>::start((*bd).rq) };
+    T::queued(&rq);
     // SAFETY: `driver_data` of this queue's hardware contexts is their `HwQueue<T>`, live
     // while requests are issued on them.
     let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };

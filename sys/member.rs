@@ -1,6 +1,10 @@
 //! Member block devices, opened read-write and claimed exclusively for one array.
 
-use super::{BlkStatus, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE, BLK_FEAT_ZONED, REQ_SYNC};
+use super::pagebuf::PageBuf;
+use super::{
+    BlkStatus, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE, BLK_FEAT_ZONED, REQ_FUA, REQ_META, REQ_PREFLUSH,
+    REQ_SYNC,
+};
 use core::ptr::NonNull;
 use kernel::{bindings, error::from_err_ptr, page::Page, prelude::*, str::CStr};
 
@@ -226,24 +230,49 @@ impl MemberDev {
         len: usize,
         write: bool,
     ) -> Result<(), BlkStatus> {
-        if len == 0 || len > kernel::page::PAGE_SIZE || len % 512 != 0 {
-            return Err(BlkStatus::IOERR);
-        }
         let op = if write {
             bindings::req_op_REQ_OP_WRITE | REQ_SYNC
         } else {
             bindings::req_op_REQ_OP_READ
         };
+        self.page_io(sector, page.as_ptr(), len, op)
+    }
+
+    /// Reads `len` bytes at `sector` into `buf` and waits: metadata, read once at assembly.
+    pub fn read_meta(&self, sector: u64, buf: &mut PageBuf, len: usize) -> Result<(), BlkStatus> {
+        self.page_io(sector, buf.raw(), len, bindings::req_op_REQ_OP_READ)
+    }
+
+    /// Writes `len` bytes of `buf` at `sector` as md writes superblocks (`md_super_write`):
+    /// the device's cache flushed first and the write itself durable (`REQ_PREFLUSH |
+    /// REQ_FUA`), and waits for it.
+    pub fn write_meta(&self, sector: u64, buf: &PageBuf, len: usize) -> Result<(), BlkStatus> {
+        let op = bindings::req_op_REQ_OP_WRITE | REQ_SYNC | REQ_META | REQ_PREFLUSH | REQ_FUA;
+        self.page_io(sector, buf.raw(), len, op)
+    }
+
+    /// One page bio of `op` on this frame, waited for.
+    fn page_io(
+        &self,
+        sector: u64,
+        page: *mut bindings::page,
+        len: usize,
+        op: u32,
+    ) -> Result<(), BlkStatus> {
+        if len == 0 || len > kernel::page::PAGE_SIZE || len % 512 != 0 {
+            return Err(BlkStatus::IOERR);
+        }
         let mut bio = core::mem::MaybeUninit::<bindings::bio>::uninit();
         let mut vec = core::mem::MaybeUninit::<bindings::bio_vec>::uninit();
         let b = bio.as_mut_ptr();
         // SAFETY: `bio_init` initialises the on-stack bio with room for one vec; the member is
-        // open; the page is a valid page that outlives the wait below. The bio is uninitialised
+        // open; `page` is a page the caller borrows across this call, so it outlives the wait
+        // below. The bio is uninitialised
         // with `bio_uninit` before the frame goes away.
         let status = unsafe {
             bindings::bio_init(b, self.bdev(), vec.as_mut_ptr(), 1, op);
             (*b).bi_iter.bi_sector = sector;
-            if bindings::bio_add_page(b, page.as_ptr(), len as u32, 0) != len as i32 {
+            if bindings::bio_add_page(b, page, len as u32, 0) != len as i32 {
                 bindings::bio_uninit(b);
                 return Err(BlkStatus::IOERR);
             }

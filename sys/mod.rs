@@ -20,6 +20,7 @@ pub mod module_ref;
 pub mod pagebuf;
 pub mod pageio;
 pub mod procfs;
+pub mod reboot;
 pub mod request;
 pub mod slot;
 pub mod stack;
@@ -110,6 +111,8 @@ const REQ_OP_MASK: u32 = (1 << bindings::REQ_OP_BITS) - 1;
 pub(crate) const REQ_FUA: u32 = 1 << bindings::req_flag_bits___REQ_FUA;
 /// `REQ_PREFLUSH`.
 pub(crate) const REQ_PREFLUSH: u32 = 1 << bindings::req_flag_bits___REQ_PREFLUSH;
+/// `REQ_META`.
+pub(crate) const REQ_META: u32 = 1 << bindings::req_flag_bits___REQ_META;
 /// `REQ_NOUNMAP`.
 pub(crate) const REQ_NOUNMAP: u32 = 1 << bindings::req_flag_bits___REQ_NOUNMAP;
 /// `REQ_SYNC`.
@@ -198,4 +201,17 @@ pub fn noio<R>(f: impl FnOnce() -> R) -> R {
 pub fn backoff() {
     // SAFETY: Called in task context, where sleeping is allowed.
     unsafe { bindings::msleep(1) };
+}
+
+/// Fills `buf` with random bytes (UUIDs of arrays and devices).
+pub fn random_bytes(buf: &mut [u8]) {
+    // SAFETY: `buf` is valid for writes of its length; the call may be made from any context.
+    unsafe { bindings::get_random_bytes(buf.as_mut_ptr().cast(), buf.len()) };
+}
+
+/// Wall-clock time in seconds since the epoch (md's `ctime` and `utime`).
+pub fn real_seconds() -> u64 {
+    // SAFETY: Reads the clock; any context.
+    let t = unsafe { bindings::ktime_get_real_seconds() };
+    u64::try_from(t).unwrap_or(0)
 }

@@ -32,6 +32,9 @@ pub(crate) struct RqPdu {
     status: AtomicU8,
     /// The next request while this one is parked on a [`RequestList`].
     next: AtomicPtr<bindings::request>,
+    /// A counter in the queue data that counts this request until it ends
+    /// ([`InflightRequest::count_in`]), or null.
+    counter: AtomicPtr<AtomicU32>,
 }
 
 /// A counted reference to a started request whose queue data is an `Arc<T>`.
@@ -72,6 +75,7 @@ impl<T: 'static> InflightRequest<T> {
                 pending: AtomicU32::new(1),
                 status: AtomicU8::new(0),
                 next: AtomicPtr::new(ptr::null_mut()),
+                counter: AtomicPtr::new(ptr::null_mut()),
             })
         };
         // INVARIANT: started, PDU initialised with `pending == 1` for this reference.
@@ -92,6 +96,18 @@ impl<T: 'static> InflightRequest<T> {
         // from `Arc<T>::into_foreign`; the disk keeps that `Arc` until its final release, which
         // comes after its queue is drained of requests, so past `self`.
         unsafe { <Arc<T> as ForeignOwnable>::borrow((*(*self.rq.as_ptr()).q).queuedata) }
+    }
+
+    /// Counts the request in the counter `f` picks out of the queue data, until the request
+    /// ends (the counter is decremented just before `blk_mq_end_request`). Once per request.
+    pub fn count_in(&self, f: impl FnOnce(&T) -> &AtomicU32) {
+        let data = self.data();
+        let counter = f(&data);
+        // SeqCst: the count pairs with a reader that publishes a flag and then checks it.
+        counter.fetch_add(1, Ordering::SeqCst);
+        self.pdu()
+            .counter
+            .store(ptr::from_ref(counter).cast_mut(), Ordering::Release);
     }
 
     /// The `driver_data` of the hardware queue the request was issued on.
@@ -220,6 +236,12 @@ impl<T: 'static> Drop for InflightRequest<T> {
             return;
         }
         let status = pdu.status.load(Ordering::Acquire);
+        let counter = pdu.counter.load(Ordering::Acquire);
+        if !counter.is_null() {
+            // SAFETY: `count_in` took the counter from the queue data, which outlives every
+            // request of the queue (see `data`).
+            unsafe { (*counter).fetch_sub(1, Ordering::SeqCst) };
+        }
         // SAFETY: This was the last reference, so all member I/O of the request is done and
         // nothing else will touch it; ending it hands it back to blk-mq exactly once.
         unsafe { bindings::blk_mq_end_request(self.rq.as_ptr(), status) };

@@ -301,14 +301,19 @@ impl Job for DropDir {
 }
 
 impl Array {
-    /// Registers the array's directory and creates a member directory for each slot's device.
+    /// Registers the array's directory and creates a member directory for each of its
+    /// devices (slots, replacements, spares).
     pub fn add_dirs(self: &Arc<Self>, parent: KobjRef) -> Result {
         let mut d = self.dirs.lock();
-        for slot in 0..self.members().len() {
-            if let Some(dev) = self.dev(slot) {
+        for m in self.members().iter() {
+            for dev in [m.dev.get(), m.replacement.get()].into_iter().flatten() {
                 let dir = self.member_dir(&parent, &dev)?;
                 d.members.put((dev.devt(), dir))?;
             }
+        }
+        for s in self.spares.lock().iter() {
+            let dir = self.member_dir(&parent, &s.dev)?;
+            d.members.put((s.dev.devt(), dir))?;
         }
         d.parent = Some(parent);
         Ok(())

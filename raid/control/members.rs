@@ -103,6 +103,10 @@ impl Array {
     /// md's `new_dev`, second half: `dev`, opened by [`Array::open_spare`] and given its
     /// directory, becomes a spare; a recovery may start.
     pub fn add_spare(self: &Arc<Self>, dev: MemberDev) -> Result<(), (Error, &'static str)> {
+        if let Some(m) = self.meta() {
+            m.add_dev(&dev, self.level.member_sectors(), self.level.data_offset())
+                .map_err(|e| (e, "no room for its superblock or data"))?;
+        }
         pr_info!("{}: added spare {}\n", self.name(), dev.name());
         self.link_dev(&dev);
         self.note(EV_STATE);
@@ -114,6 +118,24 @@ impl Array {
         self.sync().enable_auto();
         self.sync().want_kick();
         self.kick_if_needed();
+        Ok(())
+    }
+
+    /// Adds `dev` as a spare, as assembly found it.
+    pub(crate) fn put_spare(&self, dev: MemberDev) -> Result {
+        self.spares.lock().put(Spare { dev, faulty: false })
+    }
+
+    /// Runs `f` on every device of the array: slots, replacements, spares.
+    pub(crate) fn for_each_dev(&self, mut f: impl FnMut(&MemberDev) -> Result) -> Result {
+        for m in self.members.iter() {
+            for d in [m.dev.get(), m.replacement.get()].into_iter().flatten() {
+                f(&d)?;
+            }
+        }
+        for s in self.spares.lock().iter() {
+            f(&s.dev)?;
+        }
         Ok(())
     }
 

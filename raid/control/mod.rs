@@ -2,6 +2,7 @@
 //! parsing ([`parse`]), the array and member files ([`attrs`]), members and spares
 //! ([`members`]), and `/proc/rraidstat` ([`stat`]).
 
+mod assemble;
 pub mod attrs;
 pub mod members;
 pub mod parity;
@@ -14,7 +15,11 @@ use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
 use crate::raid::level::{raid5::Stripes, Level};
 use crate::raid::slots::Slots;
 use crate::raid::sync::{Units, SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
+use crate::meta::super1 as meta_fmt;
+use crate::meta::super1::Version;
+use crate::raid::meta::{self, Meta};
 use crate::raid::{Array, ArrayName, Member};
+use crate::sys::pagebuf::PageBuf;
 use crate::sys::disk::{Disk, Limits};
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
@@ -51,6 +56,11 @@ impl Drop for Entry {
         // The thread holds the array; it must be gone before the disk is. The member
         // directories hold it too, and go before the array's own.
         self.array.stop_sync();
+        // md's `__md_stop_writes`: the array is left clean on its members.
+        if let Some(m) = self.array.meta() {
+            m.stop_thread();
+            m.stop_writes(&self.array);
+        }
         self.array.set_freezer(None);
         self.array.drop_dirs();
         self.registry.remove(&self.array);
@@ -97,6 +107,71 @@ pub fn register(
     SysfsDir::new(&Parent::kernel()?, c_str!("rraid"), control)
 }
 
+/// What `launch` brings up: the level built, the devices by part, and where syncs stand.
+struct Launch<'a> {
+    name: ArrayName,
+    name_text: &'a str,
+    level: Level,
+    /// Each slot's device, `None` for a missing member.
+    slots: KVec<Option<MemberDev>>,
+    /// Slots in sync (of those with a device).
+    in_sync: u64,
+    resync_point: u64,
+    meta: Option<Pin<KBox<Meta>>>,
+    spares: KVec<MemberDev>,
+    /// Replacements being built, by slot.
+    replacements: KVec<(usize, MemberDev)>,
+    /// An interrupted rebuild: slots, replacements, point.
+    rebuild: Option<(u64, u64, u64)>,
+    /// A new array, whose first superblocks are to be written.
+    created: bool,
+    module: ModuleRef,
+    holder: Holder,
+}
+
+/// Opens `paths` for an array claimed by `holder`, refusing one given twice and zoned ones.
+fn open_members<'a>(
+    verb: &'static str,
+    paths: &[&'a str],
+    holder: &Holder,
+) -> Result<KVec<MemberDev>, CtlError<'a>> {
+    let mut devs: KVec<MemberDev> = KVec::with_capacity(paths.len(), GFP_KERNEL)?;
+    for &path in paths.iter() {
+        let cpath = CString::try_from_fmt(fmt!("{path}"))?;
+        let dev = MemberDev::open(&cpath, holder).map_err(|e| {
+            CtlError::new(
+                open_error(e),
+                if verb == "create" {
+                    "create: cannot open member (missing, or in use)"
+                } else {
+                    "assemble: cannot open device (missing, or in use)"
+                },
+                path,
+            )
+        })?;
+        if devs.iter().any(|d| d.devt() == dev.devt()) {
+            return Err(CtlError::new(
+                EBUSY,
+                if verb == "create" {
+                    "create: member given twice"
+                } else {
+                    "assemble: device given twice"
+                },
+                path,
+            ));
+        }
+        if dev.zoned() {
+            return Err(CtlError::new(
+                EINVAL,
+                "zoned members are not supported",
+                path,
+            ));
+        }
+        devs.push(dev, GFP_KERNEL)?;
+    }
+    Ok(devs)
+}
+
 /// Maps a failed member open to the documented codes.
 fn open_error(e: Error) -> Error {
     if e == ENOENT || e == ENXIO || e == ENOTBLK || e == ENODEV {
@@ -125,94 +200,158 @@ impl Control {
         let module = ModuleRef::get(self.module)
             .map_err(|e| CtlError::new(e, "create: module is unloading", ""))?;
         let holder = Holder::new()?;
-        let mut devs: KVec<MemberDev> = KVec::with_capacity(spec.paths.len(), GFP_KERNEL)?;
-        let mut sizes = [0u64; MAX_MEMBERS];
-        for (slot, &path) in spec.paths.iter().enumerate() {
-            let cpath = CString::try_from_fmt(fmt!("{path}"))?;
-            let dev = MemberDev::open(&cpath, &holder).map_err(|e| {
-                CtlError::new(
-                    open_error(e),
-                    "create: cannot open member (missing, or in use)",
-                    path,
-                )
-            })?;
-            if devs.iter().any(|d| d.devt() == dev.devt()) {
-                return Err(CtlError::new(EBUSY, "create: member given twice", path));
+        let devs = open_members("create", &spec.paths, &holder)?;
+        let (sizes, data_offset) = spec.member_sizes(&devs)?;
+        let level = spec.geometry(&sizes[..devs.len()], data_offset, self.stripe_wq)?;
+        let meta = match spec.metadata {
+            None => None,
+            Some(v) => Some(self.new_meta(&spec, v, &level, &devs)?),
+        };
+        let slots = {
+            let mut slots = KVec::with_capacity(devs.len(), GFP_KERNEL)?;
+            for d in devs {
+                slots.push(Some(d), GFP_KERNEL)?;
             }
-            if dev.zoned() {
-                return Err(CtlError::new(
-                    EINVAL,
-                    "create: zoned members are not supported",
-                    path,
-                ));
-            }
-            sizes[slot] = dev.sectors();
-            devs.push(dev, GFP_KERNEL)?;
+            slots
+        };
+        self.launch(
+            &mut arrays,
+            Launch {
+                name: spec.name,
+                name_text: spec.name_str(),
+                level,
+                slots,
+                in_sync: u64::MAX,
+                resync_point: if spec.assume_clean { u64::MAX } else { 0 },
+                meta,
+                spares: KVec::new(),
+                replacements: KVec::new(),
+                rebuild: None,
+                created: true,
+                module,
+                holder,
+            },
+        )
+    }
+
+    /// md's superblocks for a new array over `devs`: old v1.x superblocks wiped, the
+    /// array's fields and each member's record.
+    fn new_meta<'a>(
+        &self,
+        spec: &CreateSpec<'a>,
+        v: Version,
+        level: &Level,
+        devs: &[MemberDev],
+    ) -> Result<Pin<KBox<Meta>>, CtlError<'a>> {
+        let mut buf = PageBuf::new(false)?;
+        for (d, path) in devs.iter().zip(spec.paths.iter()) {
+            meta::wipe_others(d, Some(v), &mut buf)
+                .map_err(|e| CtlError::new(e, "create: cannot wipe old superblocks", path))?;
         }
-        if let Some(kib) = spec.size_kib {
-            // md's `component_size`: the same KiB of every member, which must hold it.
-            let want = kib.saturating_mul(2);
-            for (slot, size) in sizes.iter_mut().take(devs.len()).enumerate() {
-                if *size < want {
-                    let name = spec.paths.get(slot).copied().unwrap_or("?");
-                    return Err(CtlError::new(EINVAL, "create: size= exceeds member", name));
-                }
-                *size = want;
-            }
+        let uuid = spec.uuid.unwrap_or_else(|| {
+            let mut u = [0u8; 16];
+            crate::sys::random_bytes(&mut u);
+            u
+        });
+        let sb = meta::new_array_sb(
+            level,
+            devs.len(),
+            uuid,
+            spec.sb_name.unwrap_or(spec.name_str()),
+        )?;
+        let mut recs = KVec::with_capacity(devs.len(), GFP_KERNEL)?;
+        for (slot, d) in devs.iter().enumerate() {
+            recs.push(
+                meta::new_dev(v, d, slot as u32, sb.size, level.data_offset()),
+                GFP_KERNEL,
+            )?;
         }
-        let level = spec.geometry(&sizes[..devs.len()], self.stripe_wq)?;
+        Ok(KBox::pin_init(Meta::new(v, sb, recs, 0, true, true)?, GFP_KERNEL)?)
+    }
+
+    /// Brings up an array built by `create` or `assemble`: its disk, directories and threads.
+    fn launch<'a>(&self, arrays: &mut Slots<Entry>, l: Launch<'a>) -> Result<(), CtlError<'a>> {
         let mut lim = Limits::stacking();
-        let cname = CString::try_from_fmt(fmt!("{}", spec.name_str()))?;
-        for d in devs.iter() {
-            lim.stack(d, 0, &cname);
+        let cname = CString::try_from_fmt(fmt!("{}", l.name_text))?;
+        let offset = l.level.data_offset();
+        let all_devs = Iterator::chain(
+            Iterator::chain(l.slots.iter().flatten(), l.spares.iter()),
+            l.replacements.iter().map(|(_, d)| d),
+        );
+        let mut discard = true;
+        let mut depth = 0u32;
+        for d in all_devs {
+            lim.stack(d, offset, &cname);
+            discard &= d.discard();
+        }
+        for d in l.slots.iter().flatten() {
+            depth = depth.saturating_add(d.nr_requests());
         }
         // Discard only when every member has it (stacking offers it when any has it): a member
         // that ignored a discard would then differ from its mirror or its stripe. Stricter than
         // md, which leaves that member's blocks as they were.
-        level.limits(&mut lim, devs.iter().all(|d| d.discard()));
+        l.level.limits(&mut lim, discard);
         // No more requests in flight than the members can take together.
-        let depth = devs
-            .iter()
-            .fold(0u32, |n, d| n.saturating_add(d.nr_requests()))
-            .clamp(1, MAX_QUEUE_DEPTH);
-        let nmembers = devs.len();
+        let depth = depth.clamp(1, MAX_QUEUE_DEPTH);
+        let nmembers = l.slots.len();
         let mut members = KVec::with_capacity(nmembers, GFP_KERNEL)?;
-        for dev in devs {
+        let mut filled = 0u64;
+        let mut repl_of: [Option<MemberDev>; MAX_MEMBERS] = [const { None }; MAX_MEMBERS];
+        for (s, d) in l.replacements {
+            if let Some(r) = repl_of.get_mut(s) {
+                *r = Some(d);
+            }
+        }
+        for (s, (dev, repl)) in l.slots.into_iter().zip(repl_of.iter_mut()).enumerate() {
+            if dev.is_some() {
+                filled |= 1 << s;
+            }
             members.push(
                 Member {
-                    dev: DevSlot::new(Some(dev))?,
-                    replacement: DevSlot::new(None)?,
+                    dev: DevSlot::new(dev)?,
+                    replacement: DevSlot::new(repl.take())?,
                     next_seq: AtomicU64::new(u64::MAX),
                     errors: AtomicU32::new(0),
                 },
                 GFP_KERNEL,
             )?;
         }
-        let array_sectors = level.array_sectors();
+        let array_sectors = l.level.array_sectors();
         let array = Array::new(
-            spec.name,
-            level,
+            l.name,
+            l.level,
             members,
-            spec.assume_clean,
-            holder,
-            module,
+            l.in_sync & filled,
+            l.resync_point,
+            l.meta,
+            l.holder,
+            l.module,
             self.wq,
             self.units.clone(),
         )?;
+        for dev in l.spares {
+            array.put_spare(dev)?;
+        }
+        if let Some((slots, repl, point)) = l.rebuild {
+            array.sync().resume_recovery(slots, repl, point);
+        }
+        if l.created {
+            if let Some(m) = array.meta() {
+                m.write_initial(&array).map_err(|e| {
+                    CtlError::new(e, "create: cannot write the superblocks", l.name_text)
+                })?;
+            }
+        }
         let disk = Disk::add(
-            spec.name_str(),
+            l.name_text,
             lim,
             array_sectors,
             array.clone(),
             depth,
             self.wq,
         )
-        .map_err(|e| CtlError::new(e, "create: cannot add disk", spec.name_str()))?;
-        for slot in 0..nmembers {
-            if let Some(d) = array.dev(slot) {
-                disk.link_holder(&d)?;
-            }
-        }
+        .map_err(|e| CtlError::new(e, "create: cannot add disk", l.name_text))?;
+        array.for_each_dev(|d| disk.link_holder(d))?;
         let dir = SysfsDir::new(
             &disk.kobj(),
             c_str!("rraid"),
@@ -230,19 +369,30 @@ impl Control {
         };
         // On failure the entry's drop takes down what was made.
         dirs?;
+        if let Some(m) = array.meta() {
+            m.start_thread(&array)?;
+        }
         arrays.put(entry)?;
         pr_info!(
-            "{}: {} with {} members, {} KiB each\n",
-            spec.name_str(),
+            "{}: {} with {} members, {} KiB each{}\n",
+            l.name_text,
             array.level().name(),
             nmembers,
             array.level().member_sectors() / 2,
+            match array.meta() {
+                Some(m) => match m.version() {
+                    Version::V1_0 => ", metadata 1.0",
+                    Version::V1_1 => ", metadata 1.1",
+                    Version::V1_2 => ", metadata 1.2",
+                },
+                None => ", no metadata",
+            }
         );
         if let Some((n, layout)) = zones {
             // Members of unequal size: the line above gives what each member holds in zone 0.
             pr_info!(
                 "{}: {} zones over members of unequal size, layout {} ({}), {} KiB in all\n",
-                spec.name_str(),
+                l.name_text,
                 n,
                 layout.name(),
                 layout.number(),
@@ -253,7 +403,7 @@ impl Control {
         if let Err(e) = array.start_sync() {
             pr_err!(
                 "{}: resync not started ({:?}); reads use the first member until it runs\n",
-                spec.name_str(),
+                l.name_text,
                 e
             );
         }
@@ -292,18 +442,84 @@ impl<'a> CreateSpec<'a> {
         self.name_text
     }
 
-    fn geometry(&self, sizes: &[u64], stripe_wq: QueueRef) -> Result<Level, CtlError<'a>> {
+    /// Each member's size as the geometry takes it (data offset included), and the data
+    /// offset: mdadm's choices with a superblock (`validate_geometry1`: the data offset from
+    /// the first member, the size from the smallest), the whole member without.
+    fn member_sizes(&self, devs: &[MemberDev]) -> Result<([u64; MAX_MEMBERS], u64), CtlError<'a>> {
+        let mut sizes = [0u64; MAX_MEMBERS];
+        let first = devs.first().map(|d| d.sectors()).unwrap_or(0);
+        let chunk = match self.level {
+            LevelKind::Raid1 => 0,
+            _ => self.chunk_sectors,
+        };
+        let offset = match self.metadata {
+            None => 0,
+            Some(v) => self
+                .data_offset
+                .unwrap_or_else(|| meta_fmt::default_data_offset(v, first, chunk)),
+        };
+        let mut min = u64::MAX;
+        for (slot, d) in devs.iter().enumerate() {
+            let avail = match self.metadata {
+                None => Some(d.sectors()),
+                Some(v) => meta_fmt::avail_sectors(v, d.sectors(), offset),
+            };
+            let name = self.paths.get(slot).copied().unwrap_or("?");
+            let avail = avail.filter(|&a| a > 0).ok_or(CtlError::new(
+                EINVAL,
+                "create: member too small for its superblock and data offset",
+                name,
+            ))?;
+            if let Some(s) = sizes.get_mut(slot) {
+                *s = avail;
+            }
+            min = min.min(avail);
+        }
+        if let Some(kib) = self.size_kib {
+            // md's `component_size`: the same KiB of every member, which must hold it.
+            let want = kib.saturating_mul(2);
+            for (slot, size) in sizes.iter_mut().take(devs.len()).enumerate() {
+                if *size < want {
+                    let name = self.paths.get(slot).copied().unwrap_or("?");
+                    return Err(CtlError::new(EINVAL, "create: size= exceeds member", name));
+                }
+                *size = want;
+            }
+        } else if self.metadata.is_some() && self.level != LevelKind::Raid0 {
+            // mdadm's size: the smallest member's, rounded (RAID 1 to 64 KiB).
+            let level = match self.level {
+                LevelKind::Raid1 => 1,
+                _ => 5,
+            };
+            let size = meta_fmt::default_size(level, min, chunk);
+            for s in sizes.iter_mut().take(devs.len()) {
+                *s = size;
+            }
+        }
+        // The geometry counts the data offset in.
+        for s in sizes.iter_mut().take(devs.len()) {
+            *s = s.saturating_add(offset);
+        }
+        Ok((sizes, offset))
+    }
+
+    pub(super) fn geometry(
+        &self,
+        sizes: &[u64],
+        data_offset: u64,
+        stripe_wq: QueueRef,
+    ) -> Result<Level, CtlError<'a>> {
         let geo = match self.level {
             LevelKind::Raid0 => {
                 // md's zone table (1.5 KiB) lives on the heap. Matching on a reference copies
                 // the geometry once, into the box; a moved Result costs more copies on this
                 // stack (measured: 6 KiB for the frame).
-                return match &Raid0::new(sizes, self.chunk_sectors, 0, self.raid0_layout) {
+                return match &Raid0::new(sizes, self.chunk_sectors, data_offset, self.raid0_layout) {
                     Ok(g) => Ok(Level::Raid0(KBox::new(*g, GFP_KERNEL)?)),
                     Err(e) => Err(self.geometry_error(*e)),
                 };
             }
-            LevelKind::Raid1 => Raid1::new(sizes, 0).map(Level::Raid1),
+            LevelKind::Raid1 => Raid1::new(sizes, data_offset).map(Level::Raid1),
             LevelKind::Parity(l) => {
                 let g = Raid5::new(
                     l,
@@ -311,7 +527,7 @@ impl<'a> CreateSpec<'a> {
                     sizes,
                     self.chunk_sectors,
                     None,
-                    0,
+                    data_offset,
                 )
                 .map_err(|e| self.geometry_error(e))?;
                 // The stripe cache holds the geometry.
@@ -323,7 +539,7 @@ impl<'a> CreateSpec<'a> {
                 self.layout10.unwrap_or(Raid10Layout::N2),
                 sizes,
                 self.chunk_sectors,
-                0,
+                data_offset,
             )
             .map(Level::Raid10),
         };
@@ -365,6 +581,11 @@ impl SysfsOps for Control {
             write: true,
         },
         Attr {
+            name: c_str!("assemble"),
+            read: false,
+            write: true,
+        },
+        Attr {
             name: c_str!("arrays"),
             read: true,
             write: false,
@@ -388,8 +609,8 @@ impl SysfsOps for Control {
 
     fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
         match idx {
-            3 | 4 => {
-                let v = if idx == 3 {
+            4 | 5 => {
+                let v = if idx == 4 {
                     &SPEED_MIN_SYSTEM
                 } else {
                     &SPEED_MAX_SYSTEM
@@ -410,6 +631,7 @@ impl SysfsOps for Control {
         let res = match idx {
             0 => self.create(input),
             1 => self.remove(input),
+            2 => self.assemble(input),
             // md's `dev.raid.speed_limit_min`/`_max`: KiB/s, at least 1.
             _ => parse::text(input).and_then(|v| {
                 let n = v
@@ -421,7 +643,7 @@ impl SysfsOps for Control {
                         "speed limit: not a positive KiB/s",
                         v,
                     ))?;
-                let slot = if idx == 3 {
+                let slot = if idx == 4 {
                     &SPEED_MIN_SYSTEM
                 } else {
                     &SPEED_MAX_SYSTEM

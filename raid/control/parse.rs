@@ -5,6 +5,7 @@ use crate::layout::check_chunk;
 use crate::layout::raid0::Raid0Layout;
 use crate::layout::raid10::Raid10Layout;
 use crate::layout::raid5::Algorithm;
+use crate::meta::super1::Version;
 use kernel::prelude::*;
 
 /// A refused control write: the error code and one line for dmesg.
@@ -76,8 +77,46 @@ pub struct CreateSpec<'a> {
     pub raid0_layout: Raid0Layout,
     /// KiB used on each member (md's `component_size`).
     pub size_kib: Option<u64>,
+    /// md's superblock version (`metadata=`, default 1.2 as mdadm's); `None` for
+    /// `metadata=none`: no superblock, data from sector 0.
+    pub metadata: Option<Version>,
+    /// `data_offset=`: sectors before the data on each member (1.1/1.2).
+    pub data_offset: Option<u64>,
+    /// `uuid=`: the array UUID (random without it).
+    pub uuid: Option<[u8; 16]>,
+    /// `name=`: the superblock's name (default the array's name).
+    pub sb_name: Option<&'a str>,
     /// Member device paths, in slot order.
     pub paths: KVec<&'a str>,
+}
+
+/// Parses `data_offset=`: KiB (mdadm's unit) with optional suffix `K`, `M`, `G`, or sectors
+/// with suffix `s`.
+fn parse_offset(v: &str) -> Option<u64> {
+    if let Some(n) = v.strip_suffix('s') {
+        if n.is_empty() || n.len() > 15 || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        return n.parse().ok();
+    }
+    parse_size(v)?.checked_mul(2)
+}
+
+/// Parses an md UUID: 32 hex digits, optionally grouped by `:`, `-`, `.` or spaces (mdadm
+/// prints `8:8:8:8`).
+pub fn parse_uuid(v: &str) -> Option<[u8; 16]> {
+    let mut out = [0u8; 16];
+    let mut n = 0usize;
+    for c in v.bytes() {
+        if matches!(c, b':' | b'-' | b'.') {
+            continue;
+        }
+        let d = (c as char).to_digit(16)? as u8;
+        let byte = out.get_mut(n / 2)?;
+        *byte = (*byte << 4) | d;
+        n += 1;
+    }
+    (n == 32).then_some(out)
 }
 
 /// The input as text: printable ASCII and whitespace only, with surrounding space removed.
@@ -144,7 +183,8 @@ fn parse_layout(v: &str) -> Result<Algorithm, &'static str> {
 /// the arrays it creates (`RAID0_ORIG_LAYOUT`).
 const DEFAULT_RAID0_LAYOUT: Raid0Layout = Raid0Layout::Original;
 
-/// Parses `NAME [level=L] [layout=A] [chunk=C] [size=S] [assume-clean] DEVICE...`.
+/// Parses `NAME [level=L] [layout=A] [chunk=C] [size=S] [metadata=V] [data_offset=O]
+/// [uuid=U] [name=N] [assume-clean] DEVICE...`.
 pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let s = text(input)?;
     let mut words = s.split_ascii_whitespace();
@@ -161,6 +201,11 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let mut assume_clean = false;
     let mut layout_text = None;
     let mut size_kib = None;
+    let mut metadata = Some(Version::V1_2);
+    let mut metadata_given = false;
+    let mut data_offset = None;
+    let mut uuid = None;
+    let mut sb_name = None;
     let mut paths = KVec::new();
     for w in words {
         if let Some(v) = w.strip_prefix("level=") {
@@ -199,6 +244,43 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
                 "create: chunk must be a power of two from 4K to 16M, with suffix K or M",
                 v,
             ))?);
+        } else if let Some(v) = w.strip_prefix("metadata=") {
+            if metadata_given {
+                return Err(CtlError::new(EINVAL, "create: metadata given twice", w));
+            }
+            metadata_given = true;
+            metadata = match v {
+                "none" => None,
+                "0.90" | "0.9" | "0" => {
+                    return Err(CtlError::new(
+                        EINVAL,
+                        "create: metadata 0.90 is not supported (1.0, 1.1, 1.2 or none)",
+                        v,
+                    ))
+                }
+                _ => Some(Version::parse(v).ok_or(CtlError::new(
+                    EINVAL,
+                    "create: unknown metadata (1.0, 1.1, 1.2 or none)",
+                    v,
+                ))?),
+            };
+        } else if let Some(v) = w.strip_prefix("data_offset=") {
+            data_offset = Some(parse_offset(v).ok_or(CtlError::new(
+                EINVAL,
+                "create: data_offset must be KiB (suffix K, M, G) or sectors (suffix s)",
+                v,
+            ))?);
+        } else if let Some(v) = w.strip_prefix("uuid=") {
+            uuid = Some(parse_uuid(v).ok_or(CtlError::new(
+                EINVAL,
+                "create: uuid must be 32 hex digits (8:8:8:8)",
+                v,
+            ))?);
+        } else if let Some(v) = w.strip_prefix("name=") {
+            if v.is_empty() || v.len() > 31 {
+                return Err(CtlError::new(EINVAL, "create: name must be 1 to 31 bytes", v));
+            }
+            sb_name = Some(v);
         } else if w == "assume-clean" {
             assume_clean = true;
         } else if w.starts_with('/') {
@@ -254,6 +336,23 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         }
         _ => {}
     }
+    match (metadata, data_offset) {
+        (None, Some(_)) => {
+            return Err(CtlError::new(
+                EINVAL,
+                "create: data_offset needs metadata 1.1 or 1.2",
+                first,
+            ))
+        }
+        (Some(Version::V1_0), Some(o)) if o != 0 => {
+            return Err(CtlError::new(
+                EINVAL,
+                "create: metadata 1.0 keeps its data at sector 0",
+                first,
+            ))
+        }
+        _ => {}
+    }
     if paths.len() < 2 {
         return Err(CtlError::new(
             EINVAL,
@@ -271,6 +370,10 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         layout10,
         raid0_layout,
         size_kib,
+        metadata,
+        data_offset,
+        uuid,
+        sb_name,
         paths,
     })
 }

@@ -43,6 +43,17 @@ impl Registry {
     }
 }
 
+impl crate::sys::reboot::RebootOps for Registry {
+    /// md's `md_notify_reboot`: every array is left clean on its members.
+    fn reboot(&self) {
+        for a in self.arrays.lock().iter() {
+            if let Some(m) = a.meta() {
+                m.stop_writes(a);
+            }
+        }
+    }
+}
+
 /// `fmt::Write` into a `KVec<u8>`.
 struct Out<'a>(&'a mut KVec<u8>);
 

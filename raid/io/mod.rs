@@ -369,9 +369,26 @@ impl DiskOps for Array {
             return;
         };
         let array = first.data();
-        array.level.handle_round(&array, first.clone(), rqs, more);
+        // md's `md_write_start`: writes of this round (and of those it takes later) were
+        // counted in `queued`, so the superblocks say active before any is mapped.
+        array.write_start();
+        let mut more = || {
+            let rqs = more();
+            array.write_start();
+            rqs
+        };
+        array.level.handle_round(&array, first.clone(), rqs, &mut more);
         if array.sync().kick_pending() {
             Arc::from(array).kick_later();
+        }
+    }
+
+    fn queued(rq: &InflightRequest<Self>) {
+        if matches!(rq.op(), ReqOp::Write | ReqOp::Discard | ReqOp::WriteZeroes) {
+            if let Some(m) = rq.data().meta() {
+                m.write_queued();
+                rq.count_in(|a| &a.write_reqs);
+            }
         }
     }
 
@@ -379,6 +396,11 @@ impl DiskOps for Array {
         // Put the bio first; the piece keeps the request, and so the array, alive.
         let piece = bio.into_ctx();
         let array = piece.request().data();
+        // A member that failed a write is recorded in the superblocks before the write
+        // completes (md holds such bios until `md_update_sb`): the piece still holds it.
+        if let Some(m) = array.meta() {
+            m.flush(&array);
+        }
         // A failed mirror write is sent here only to start a recovery (below).
         if piece.kind != Kind::Write {
             array.level.retry_read(&array, &piece);
@@ -404,6 +426,15 @@ impl DiskOps for Array {
 }
 
 impl Array {
+    /// Marks the superblocks active if a write request is in flight and they say clean.
+    fn write_start(&self) {
+        if self.write_reqs.load(Ordering::SeqCst) > 0 {
+            if let Some(m) = self.meta() {
+                m.write_start(self);
+            }
+        }
+    }
+
     /// Marks the array as going away, unless someone has it open.
     pub fn start_closing(&self) -> Result {
         let mut st = self.open.lock();

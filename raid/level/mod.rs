@@ -88,7 +88,8 @@ impl Level {
         match self {
             Self::Raid5(st) => st.geo().data_offset(),
             Self::Raid1(g) => g.map(0),
-            Self::Raid0(_) | Self::Raid10(_) => 0,
+            Self::Raid0(g) => g.data_offset(),
+            Self::Raid10(g) => g.data_offset(),
         }
     }
 
@@ -111,6 +112,16 @@ impl Level {
             Self::Raid5(st) if st.geo().level() != 4 => st.geo().algorithm().number() as i32,
             Self::Raid10(g) => g.layout().number() as i32,
             _ => 0,
+        }
+    }
+
+    /// md's level number, as the superblock records it.
+    pub fn number(&self) -> i32 {
+        match self {
+            Self::Raid0(_) => 0,
+            Self::Raid1(_) => 1,
+            Self::Raid5(st) => i32::from(st.geo().level()),
+            Self::Raid10(_) => 10,
         }
     }
 

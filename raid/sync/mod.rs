@@ -154,8 +154,9 @@ pub struct SyncState {
 }
 
 impl SyncState {
-    /// The state of a new array; `clean`: its members are known to agree.
-    pub fn new(clean: bool) -> impl PinInit<Self> {
+    /// The state of a new array whose members agree below member sector `resync_point`
+    /// (`u64::MAX`: everywhere).
+    pub fn new(resync_point: u64) -> impl PinInit<Self> {
         pin_init!(Self {
             ctl <- new_mutex!(
                 Ctl {
@@ -171,7 +172,7 @@ impl SyncState {
                 running: AtomicU8::new(0),
                 delayed: AtomicBool::new(false),
                 interrupt: AtomicBool::new(false),
-                resync_point: AtomicU64::new(if clean { u64::MAX } else { 0 }),
+                resync_point: AtomicU64::new(resync_point),
                 recovering: AtomicU64::new(0),
                 replacing: AtomicU64::new(0),
                 want_replace: AtomicU64::new(0),
@@ -315,6 +316,31 @@ impl SyncState {
     /// Whether [`SyncState::want_kick`] was asked.
     pub fn kick_pending(&self) -> bool {
         self.c.kick_pending.load(Ordering::Acquire)
+    }
+
+    /// md's `resync_offset` (`recovery_cp`): where the resync is, `u64::MAX` (md's
+    /// `MaxSector`) once the members agree.
+    pub fn resync_offset(&self) -> u64 {
+        self.c.resync_point.load(Ordering::Acquire)
+    }
+
+    /// How far the devices being rebuilt (or built as replacements) hold current data: md's
+    /// `recovery_offset` of each.
+    pub fn rebuild_offset(&self) -> u64 {
+        let p = self.c.recovery_point.load(Ordering::Acquire);
+        if p == u64::MAX {
+            0
+        } else {
+            p
+        }
+    }
+
+    /// An interrupted rebuild found at assembly: slots `slots` and the replacements of `repl`
+    /// hold current data below member sector `point`, and the recovery goes on from there.
+    pub(crate) fn resume_recovery(&self, slots: u64, repl: u64, point: u64) {
+        self.c.recovery_point.store(point, Ordering::Release);
+        self.c.recovering.store(slots, Ordering::Release);
+        self.c.replacing.store(repl, Ordering::Release);
     }
 
     /// Whether a resync is still owed.

@@ -316,7 +316,16 @@ impl Array {
         let mut pos = start;
         let mut ok = true;
         let mut aborted = false;
+        // md records where a rebuild (and a clean array's resync) is at least every 1/16.
+        let step16 = (total / 16).max(1);
+        let mut next_ckpt = pos.saturating_add(step16);
         while pos < total {
+            if pos >= next_ckpt && matches!(action, Action::Resync | Action::Recover) {
+                next_ckpt = pos.saturating_add(step16);
+                if let Some(m) = self.meta() {
+                    m.checkpoint(self);
+                }
+            }
             if kthread::should_stop() || self.sync.c.interrupt.load(Ordering::Acquire) {
                 ok = false;
                 break;
@@ -382,6 +391,11 @@ impl Array {
                 Action::Recover => self.abort_recovery(at.min(total)),
                 Action::Resync => self.sync.disable_auto(),
                 _ => {}
+            }
+        }
+        if matches!(action, Action::Resync | Action::Recover) {
+            if let Some(m) = self.meta() {
+                m.checkpoint(self);
             }
         }
         let secs = kthread::now_ns().saturating_sub(t0) / 1_000_000_000;

@@ -312,6 +312,12 @@ impl StripeOp {
             }
         }
         note_corrected(array, st, self.base(st), rewrite & !bad);
+        // The failed members are recorded before the writes complete, as md's.
+        if bad != 0 {
+            if let Some(m) = array.meta() {
+                m.flush(array);
+            }
+        }
         res
     }
 

@@ -1,0 +1,449 @@
+//! `/sys/kernel/rraid/assemble`: an array from the md v1.x superblocks on its devices, as md's
+//! `analyze_sbs` with mdadm's `--assemble --run`.
+//!
+//! `NAME [force] DEVICE...`: the devices take the roles their superblocks record, whatever the
+//! order given; spares come back as spares; a device more than one event behind the freshest
+//! is left out ("kicking non-fresh"). Anything that does not make one array rraid can run is
+//! refused with one `rraid:` line before a single byte is written.
+
+use super::parse::{text, CreateSpec, CtlError, LevelKind};
+use super::{open_members, Control, Launch};
+use crate::layout::raid0::Raid0Layout;
+use crate::layout::raid10::Raid10Layout;
+use crate::layout::raid5::Algorithm;
+use crate::layout::MAX_MEMBERS;
+use crate::meta::assemble::{analyze, AssembleError, Part};
+use crate::meta::super1::{
+    probe_090, sb090_offset, SbError, Superblock, Version, FEATURE_RAID0_LAYOUT, MAX_SECTOR,
+    SB_BYTES, SB_MAGIC,
+};
+use crate::raid::meta::{DevMeta, Meta};
+use crate::raid::ArrayName;
+use crate::sys::member::{Holder, MemberDev};
+use crate::sys::module_ref::ModuleRef;
+use crate::sys::pagebuf::PageBuf;
+use kernel::prelude::*;
+
+/// A parsed `assemble` line.
+struct AssembleSpec<'a> {
+    name: ArrayName,
+    name_text: &'a str,
+    /// md's `start_dirty_degraded`.
+    force: bool,
+    paths: KVec<&'a str>,
+}
+
+fn parse_assemble(input: &[u8]) -> Result<AssembleSpec<'_>, CtlError<'_>> {
+    let s = text(input)?;
+    let mut words = s.split_ascii_whitespace();
+    let first = words
+        .next()
+        .ok_or(CtlError::new(EINVAL, "assemble: empty line", ""))?;
+    let name = ArrayName::parse(first.as_bytes()).ok_or(CtlError::new(
+        EINVAL,
+        "assemble: name must be rraid followed by 1 to 3 digits",
+        first,
+    ))?;
+    let mut force = false;
+    let mut paths = KVec::new();
+    for w in words {
+        if w == "force" {
+            force = true;
+        } else if w.starts_with('/') && w.len() <= 255 {
+            if paths.len() >= 2 * MAX_MEMBERS {
+                return Err(CtlError::new(EINVAL, "assemble: too many devices", w));
+            }
+            paths.push(w, GFP_KERNEL)?;
+        } else {
+            return Err(CtlError::new(EINVAL, "assemble: unknown word", w));
+        }
+    }
+    if paths.is_empty() {
+        return Err(CtlError::new(EINVAL, "assemble: no devices given", first));
+    }
+    Ok(AssembleSpec {
+        name,
+        name_text: first,
+        force,
+        paths,
+    })
+}
+
+/// Why a superblock was refused, in words.
+fn sb_error(e: SbError) -> &'static str {
+    match e {
+        SbError::Short | SbError::NoMagic | SbError::Major(_) => {
+            "assemble: no md v1.x superblock on the device"
+        }
+        SbError::Version090 => "assemble: metadata 0.90 is not supported",
+        SbError::MaxDev(_) => "assemble: superblock has more than 384 device roles",
+        SbError::Checksum { .. } => "assemble: superblock checksum is wrong",
+        SbError::Padding => "assemble: superblock padding is not zero (a newer format?)",
+        SbError::DataSize => "assemble: superblock data_size is under 10 sectors",
+        SbError::UnknownFeature(_) => "assemble: superblock has unknown feature bits",
+        SbError::Offset { .. } => "assemble: superblock records another position",
+        SbError::DataOffset => "assemble: superblock data offset overlaps the superblock",
+        SbError::Raid0Layout => "assemble: RAID 0 layout feature on another level",
+        SbError::BadBlockLog => "assemble: superblock bad-block log is malformed",
+    }
+}
+
+/// Reads the superblock of `dev`: 1.2, 1.1 or 1.0, whichever carries md's magic at its place.
+fn read_sb(dev: &MemberDev, buf: &mut PageBuf) -> Result<(Version, Superblock), &'static str> {
+    let size = dev.sectors();
+    for v in [Version::V1_2, Version::V1_1, Version::V1_0] {
+        let at = v.sb_offset(size);
+        if at.saturating_add(8) > size || dev.read_meta(at, buf, SB_BYTES).is_err() {
+            continue;
+        }
+        if buf.bytes().get(..4) != Some(&SB_MAGIC.to_le_bytes()[..]) {
+            continue;
+        }
+        let sb = Superblock::decode(buf.bytes(), v, at).map_err(sb_error)?;
+        if let Some((_, feature)) = sb.unsupported() {
+            pr_err!("rraid: assemble: {}: feature not supported: {}\n", dev.name(), feature);
+            return Err("assemble: the superblock has a feature rraid does not implement");
+        }
+        if !sb.fits(v, size) {
+            return Err("assemble: superblock data_size exceeds the device");
+        }
+        return Ok((v, sb));
+    }
+    let at = sb090_offset(size);
+    if at < size && dev.read_meta(at, buf, SB_BYTES).is_ok() && probe_090(buf.bytes()) {
+        return Err("assemble: metadata 0.90 is not supported");
+    }
+    Err("assemble: no md v1.x superblock on the device")
+}
+
+fn analyze_error(e: AssembleError) -> (&'static str, usize) {
+    match e {
+        AssembleError::Empty => ("assemble: no devices", 0),
+        AssembleError::Different { b, .. } => ("assemble: devices of different arrays", b),
+        AssembleError::Duplicate { b, .. } => (
+            "assemble: two devices with the same device number or UUID (one disk seen twice?)",
+            b,
+        ),
+        AssembleError::SlotTaken { b, .. } => ("assemble: two devices claim one slot", b),
+        AssembleError::BadRole { a, .. } => ("assemble: a device role out of range", a),
+        AssembleError::RaidDisks(_) => ("assemble: raid_disks out of range (1 to 64)", 0),
+    }
+}
+
+impl Control {
+    pub(super) fn assemble<'a>(&self, input: &'a [u8]) -> Result<(), CtlError<'a>> {
+        let spec = parse_assemble(input)?;
+        let mut arrays = self.arrays.lock();
+        if arrays.iter().any(|e| e.array.name == spec.name) {
+            return Err(CtlError::new(
+                EEXIST,
+                "assemble: array exists",
+                spec.name_text,
+            ));
+        }
+        let module = ModuleRef::get(self.module)
+            .map_err(|e| CtlError::new(e, "assemble: module is unloading", ""))?;
+        let holder = Holder::new()?;
+        let devs = open_members("assemble", &spec.paths, &holder)?;
+        let mut buf = PageBuf::new(false)?;
+        let mut sbs: KVec<Superblock> = KVec::with_capacity(devs.len(), GFP_KERNEL)?;
+        let mut version = None;
+        for (d, path) in devs.iter().zip(spec.paths.iter()) {
+            let (v, sb) = read_sb(d, &mut buf).map_err(|why| CtlError::new(EINVAL, why, path))?;
+            if version.is_some_and(|x| x != v) {
+                return Err(CtlError::new(
+                    EINVAL,
+                    "assemble: devices carry different metadata versions",
+                    path,
+                ));
+            }
+            version = Some(v);
+            sbs.push(sb, GFP_KERNEL)?;
+        }
+        let version = version.ok_or(CtlError::new(EINVAL, "assemble: no devices", ""))?;
+        let mut parts = KVec::with_capacity(devs.len(), GFP_KERNEL)?;
+        for _ in 0..devs.len() {
+            parts.push(Part::Spare, GFP_KERNEL)?;
+        }
+        let sum = analyze(&sbs, &mut parts).map_err(|e| {
+            let (why, i) = analyze_error(e);
+            CtlError::new(EINVAL, why, spec.paths.get(i).copied().unwrap_or(""))
+        })?;
+        let fresh = sbs.get(sum.freshest).ok_or(EINVAL)?;
+        let (level, layout, layout10, raid0_layout) = self.shape(&spec, fresh)?;
+        let n = fresh.raid_disks as usize;
+        let offset = fresh.data_offset;
+        for (sb, path) in sbs.iter().zip(spec.paths.iter()) {
+            if sb.data_offset != offset {
+                return Err(CtlError::new(
+                    EINVAL,
+                    "assemble: devices with different data offsets are not supported",
+                    path,
+                ));
+            }
+        }
+        // Sizes as the geometry takes them: md's component size, or on RAID 0 each member's
+        // data size, with the data offset.
+        let mut sizes = [0u64; MAX_MEMBERS];
+        for s in sizes.iter_mut().take(n) {
+            *s = offset.saturating_add(fresh.size);
+        }
+        if level == LevelKind::Raid0 {
+            for (p, sb) in parts.iter().zip(sbs.iter()) {
+                if let Part::Slot { slot, .. } = p {
+                    if let Some(s) = sizes.get_mut(*slot as usize) {
+                        *s = offset.saturating_add(sb.data_size);
+                    }
+                }
+            }
+            if sum.in_sync.count_ones() as usize != n {
+                return Err(CtlError::new(
+                    EINVAL,
+                    "assemble: RAID 0 needs all its members",
+                    spec.name_text,
+                ));
+            }
+        }
+        let cs = CreateSpec {
+            name: spec.name,
+            name_text: spec.name_text,
+            level,
+            chunk_sectors: u64::from(fresh.chunksize),
+            assume_clean: false,
+            layout,
+            layout10,
+            raid0_layout,
+            size_kib: None,
+            metadata: Some(version),
+            data_offset: Some(offset),
+            uuid: None,
+            sb_name: None,
+            paths: KVec::new(),
+        };
+        let geo = cs.geometry(&sizes[..n], offset, self.stripe_wq)?;
+        if level == LevelKind::Raid0
+            && geo.zones().is_some()
+            && fresh.feature_map & FEATURE_RAID0_LAYOUT == 0
+        {
+            return Err(CtlError::new(
+                EINVAL,
+                "assemble: multi-zone RAID 0 without a recorded layout",
+                spec.name_text,
+            ));
+        }
+        if geo.member_sectors() < fresh.size && level != LevelKind::Raid0 {
+            return Err(CtlError::new(
+                EINVAL,
+                "assemble: component size does not fit the geometry",
+                spec.name_text,
+            ));
+        }
+        if !geo.survives(sum.in_sync, n) {
+            return Err(CtlError::new(
+                EINVAL,
+                "assemble: not enough members in sync to start the array",
+                spec.name_text,
+            ));
+        }
+        let degraded = n - sum.in_sync.count_ones() as usize;
+        let dirty = fresh.resync_offset != MAX_SECTOR;
+        if dirty && degraded > 0 && matches!(level, LevelKind::Parity(_)) {
+            if !spec.force {
+                return Err(CtlError::new(
+                    EINVAL,
+                    "assemble: cannot start dirty degraded array (force starts it)",
+                    spec.name_text,
+                ));
+            }
+            pr_crit!(
+                "{}: starting dirty degraded array - data corruption possible\n",
+                spec.name_text
+            );
+        }
+        // What goes where; left-out devices close here, unread.
+        let mut slots: KVec<Option<MemberDev>> = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        let mut spares = KVec::new();
+        let mut repl = KVec::new();
+        let mut recs: KVec<DevMeta> = KVec::new();
+        let (mut rec_slots, mut rec_repl, mut point) = (0u64, 0u64, u64::MAX);
+        let mut changed = false;
+        for ((dev, p), sb) in devs.into_iter().zip(parts.iter()).zip(sbs.iter()) {
+            let keep = match *p {
+                Part::Slot { slot, recovery } => {
+                    if let Some(off) = recovery {
+                        rec_slots |= 1 << slot;
+                        point = point.min(off);
+                    }
+                    true
+                }
+                Part::Replacement { slot, recovery } => {
+                    if recovery != MAX_SECTOR {
+                        rec_repl |= 1 << slot;
+                        point = point.min(recovery);
+                    }
+                    true
+                }
+                Part::Spare => true,
+                Part::Faulty => {
+                    pr_info!("{}: {} is recorded faulty: left out\n", spec.name_text, dev.name());
+                    changed = true;
+                    false
+                }
+                Part::Stale => {
+                    pr_warn!(
+                        "{}: kicking non-fresh {} from array (events {}, array {})\n",
+                        spec.name_text,
+                        dev.name(),
+                        sb.events,
+                        sum.events
+                    );
+                    changed = true;
+                    false
+                }
+            };
+            if !keep {
+                continue;
+            }
+            changed |= sb.events != sum.events;
+            recs.push(
+                DevMeta {
+                    devt: dev.devt(),
+                    dev_number: sb.dev_number,
+                    uuid: sb.device_uuid,
+                    place: crate::meta::super1::Placement {
+                        super_offset: sb.super_offset,
+                        data_offset: sb.data_offset,
+                        data_size: sb.data_size,
+                        bblog_offset: sb.bblog_offset,
+                        bblog_size: sb.bblog_size,
+                    },
+                    devflags: sb.devflags,
+                    bblog_shift: sb.bblog_shift,
+                    corrected: sb.cnt_corrected_read,
+                    sb_events: sb.events,
+                },
+                GFP_KERNEL,
+            )?;
+            match *p {
+                Part::Slot { slot, .. } => {
+                    if let Some(s) = slots.get_mut(slot as usize) {
+                        *s = Some(dev);
+                    }
+                }
+                Part::Replacement { slot, recovery } if recovery != MAX_SECTOR => {
+                    repl.push((slot as usize, dev), GFP_KERNEL)?
+                }
+                _ => spares.push(dev, GFP_KERNEL)?,
+            }
+        }
+        let mut template = KBox::new(*fresh, GFP_KERNEL)?;
+        template.feature_map &= FEATURE_RAID0_LAYOUT;
+        let meta = KBox::pin_init(
+            Meta::new(version, template, recs, sum.events, true, false)?,
+            GFP_KERNEL,
+        )?;
+        let resync_point = if dirty {
+            fresh.resync_offset.min(geo.sync_sectors())
+        } else {
+            u64::MAX
+        };
+        let rebuild = (rec_slots | rec_repl != 0).then_some((rec_slots, rec_repl, point));
+        pr_info!(
+            "{}: assembling from {} devices, {} of {} in sync, events {}{}\n",
+            spec.name_text,
+            spec.paths.len(),
+            sum.in_sync.count_ones(),
+            n,
+            sum.events,
+            if dirty { ", not clean: resync" } else { "" }
+        );
+        let name_text = spec.name_text;
+        self.launch(
+            &mut arrays,
+            Launch {
+                name: spec.name,
+                name_text,
+                level: geo,
+                slots,
+                in_sync: sum.in_sync,
+                resync_point,
+                meta: Some(meta),
+                spares,
+                replacements: repl,
+                rebuild,
+                created: false,
+                module,
+                holder,
+            },
+        )?;
+        if changed {
+            if let Some(e) = arrays.iter().find(|e| e.array.name == spec.name) {
+                if let Some(m) = e.array.meta() {
+                    m.checkpoint(&e.array);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The level and layout a superblock records, as `create` spells them.
+    #[expect(clippy::type_complexity)]
+    fn shape<'a>(
+        &self,
+        spec: &AssembleSpec<'a>,
+        sb: &Superblock,
+    ) -> Result<
+        (
+            LevelKind,
+            Option<Algorithm>,
+            Option<Raid10Layout>,
+            Raid0Layout,
+        ),
+        CtlError<'a>,
+    > {
+        let bad = |why| CtlError::new(EINVAL, why, spec.name_text);
+        Ok(match sb.level {
+            0 => {
+                let l = if sb.feature_map & FEATURE_RAID0_LAYOUT != 0 {
+                    match sb.layout {
+                        1 => Raid0Layout::Original,
+                        2 => Raid0Layout::Alternate,
+                        _ => return Err(bad("assemble: unknown RAID 0 layout")),
+                    }
+                } else {
+                    Raid0Layout::Original
+                };
+                (LevelKind::Raid0, None, None, l)
+            }
+            1 => (LevelKind::Raid1, None, None, Raid0Layout::Original),
+            4 => (
+                LevelKind::Parity(4),
+                Some(Algorithm::ParityLast),
+                None,
+                Raid0Layout::Original,
+            ),
+            5 | 6 => (
+                LevelKind::Parity(sb.level as u8),
+                Some(
+                    Algorithm::from_number(sb.layout)
+                        .ok_or(bad("assemble: RAID 5/6 layout not supported"))?,
+                ),
+                None,
+                Raid0Layout::Original,
+            ),
+            10 => (
+                LevelKind::Raid10,
+                None,
+                Some(
+                    Raid10Layout::from_number(sb.layout)
+                        .ok_or(bad("assemble: RAID 10 layout not supported"))?,
+                ),
+                Raid0Layout::Original,
+            ),
+            _ => return Err(bad("assemble: level not supported (0, 1, 4, 5, 6, 10)")),
+        })
+    }
+}

@@ -1,0 +1,609 @@
+//! md's v1.x metadata of a live array: its superblocks, events, and clean and dirty.
+//!
+//! The format and the decisions of assembly are pure code in `crate::meta`; this room carries
+//! them out. [`Meta`] holds the array-wide superblock fields and, per device, what md keeps in
+//! its rdev (device number and UUID, where the superblock and the data lie). Writing follows
+//! md's `md_update_sb`:
+//!
+//! - a member-set change (a member failed, a spare came, a rebuild started or ended, a device
+//!   left) adds 1 to `events` and rewrites the superblock on every device that is not faulty,
+//!   spares included, each write `REQ_PREFLUSH | REQ_FUA` and waited for. Changes are noted
+//!   from any context ([`Meta::note_change`]) and written from task context
+//!   ([`Meta::flush`]); a failed write's completion waits for that ([`crate::raid::io`]).
+//! - clean and active (`md_write_start`, safe mode): a write request is counted from
+//!   `queue_rq` to its end; the worker marks the array active on its members, and waits for
+//!   that, before it maps a write after a clean period ([`Meta::write_start`]). The metadata
+//!   thread marks it clean once no write was in flight for `safe_mode_delay`. These two go
+//!   `+1` and back `-1` on a healthy array and skip spares one event behind, as md's
+//!   `can_decrease_events` and `sync_sbs`.
+//! - an active array's superblock records `resync_offset` 0, a clean one the resync point,
+//!   so a crash while active resyncs from the start; a rebuilding device records its
+//!   `recovery_offset`, written at least every 1/16 of the job ([`Meta::checkpoint`]).
+//!
+//! RAID 0 has no clean or dirty: its superblocks are written at create only, as md's.
+//! `metadata=none` arrays have none of this.
+
+use crate::meta::super1::{
+    Placement, Superblock, Version, FEATURE_RAID0_LAYOUT, FEATURE_RECOVERY_OFFSET,
+    FEATURE_REPLACEMENT, ROLE_FAULTY, ROLE_SPARE, SB_BYTES, SB_MAGIC,
+};
+use crate::raid::level::Level;
+use crate::raid::Array;
+use crate::sys::kthread::{self, Thread};
+use crate::sys::member::MemberDev;
+use crate::sys::pagebuf::PageBuf;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use kernel::{fmt, new_mutex, prelude::*, str::CString, sync::Arc, sync::Mutex};
+
+/// md's default `safe_mode_delay`: 200 ms.
+pub const SAFE_MODE_MS: u32 = 200;
+
+/// What md keeps per device (its rdev) that the superblock records.
+#[derive(Clone, Copy)]
+pub struct DevMeta {
+    /// The device.
+    pub devt: u32,
+    /// md's `dev_number` (`desc_nr`): the device's index in `dev_roles`.
+    pub dev_number: u32,
+    /// The device UUID.
+    pub uuid: [u8; 16],
+    /// Where its superblock, data and bad-block log lie.
+    pub place: Placement,
+    /// `devflags`, `bblog_shift` and `cnt_corrected_read`, kept as read.
+    pub devflags: u8,
+    /// See `devflags`.
+    pub bblog_shift: u8,
+    /// See `devflags`.
+    pub corrected: u32,
+    /// The events its superblock holds on disk.
+    pub sb_events: u64,
+}
+
+/// A device's part, as its superblock records it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DevRole {
+    /// In slot `0`, in sync.
+    InSync(u32),
+    /// In slot `0`, being rebuilt.
+    Recovering(u32),
+    /// Being built as slot `0`'s replacement.
+    Replacement(u32),
+    Spare,
+    Faulty,
+}
+
+struct Inner {
+    /// The array-wide fields; per-device ones are filled in for each write.
+    sb: KBox<Superblock>,
+    devs: KVec<DevMeta>,
+    events: u64,
+    /// md's `can_decrease_events`: the last write was a clean-to-active step that the next
+    /// active-to-clean step may take back.
+    can_decrease: bool,
+    /// The superblocks on disk say clean.
+    clean_on_disk: bool,
+    /// RAID 0's superblocks are written (at create), never again.
+    raid0_done: bool,
+    buf: PageBuf,
+}
+
+/// The metadata of an array with superblocks.
+#[pin_data]
+pub struct Meta {
+    version: Version,
+    /// RAID 0: written once, at create.
+    raid0: bool,
+    #[pin]
+    inner: Mutex<Inner>,
+    /// Write requests started, ever: the safe-mode timer's sign of life.
+    gen: AtomicU64,
+    /// The superblocks say (or are about to say) active: the fast path of `write_start`.
+    active: AtomicBool,
+    /// A member-set change waits to be written.
+    change: AtomicBool,
+    safe_mode_ms: AtomicU32,
+    #[pin]
+    thread: Mutex<Option<Thread<Array>>>,
+}
+
+impl Meta {
+    /// The metadata of a new array: `sb` holds the array-wide fields, `devs` each device's,
+    /// `events` what the superblocks on disk hold, `clean` whether they say clean.
+    pub fn new(
+        version: Version,
+        sb: KBox<Superblock>,
+        devs: KVec<DevMeta>,
+        events: u64,
+        clean: bool,
+        created: bool,
+    ) -> Result<impl PinInit<Self>> {
+        let raid0 = sb.level == 0;
+        let raid0_done = raid0 && !created;
+        let buf = PageBuf::new(false)?;
+        Ok(pin_init!(Self {
+            version,
+            raid0,
+            inner <- new_mutex!(
+                Inner {
+                    sb,
+                    devs,
+                    events,
+                    can_decrease: false,
+                    clean_on_disk: clean,
+                    raid0_done,
+                    buf,
+                },
+                "rraid::meta"
+            ),
+            gen: AtomicU64::new(0),
+            active: AtomicBool::new(!clean),
+            change: AtomicBool::new(false),
+            safe_mode_ms: AtomicU32::new(SAFE_MODE_MS),
+            thread <- new_mutex!(None, "rraid::meta_thread"),
+        }))
+    }
+
+    /// The metadata version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The events the superblocks hold.
+    pub fn events(&self) -> u64 {
+        self.inner.lock().events
+    }
+
+    /// The array UUID and name, as the superblock holds them.
+    pub fn identity(&self) -> ([u8; 16], [u8; 32]) {
+        let i = self.inner.lock();
+        (i.sb.set_uuid, i.sb.set_name)
+    }
+
+    /// `safe_mode_delay` in milliseconds (0: never marked clean while it runs).
+    pub fn safe_mode_ms(&self) -> u32 {
+        self.safe_mode_ms.load(Ordering::Relaxed)
+    }
+
+    /// Sets `safe_mode_delay`.
+    pub fn set_safe_mode_ms(&self, ms: u32) {
+        self.safe_mode_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Whether the superblocks say (or are about to say) active.
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// A write request started (`queue_rq`: atomic context).
+    pub(crate) fn write_queued(&self) {
+        self.gen.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A member-set change happened; any context. [`Meta::flush`] writes it.
+    pub fn note_change(&self) {
+        if !self.raid0 {
+            self.change.store(true, Ordering::Release);
+        }
+    }
+
+    /// Adds a device (a spare joining) with its own device number and UUID; it gets its
+    /// superblock at the next write.
+    pub fn add_dev(&self, dev: &MemberDev, size: u64, data_offset: u64) -> Result {
+        let mut i = self.inner.lock();
+        let used = |n: u32| i.devs.iter().any(|d| d.dev_number == n);
+        let mut n = 0;
+        while used(n) {
+            n += 1;
+        }
+        if n as usize >= crate::meta::super1::MAX_DEV {
+            return Err(ENOSPC);
+        }
+        let avail = crate::meta::super1::avail_sectors(self.version, dev.sectors(), data_offset);
+        if avail.is_none_or(|a| a < size) {
+            return Err(ENOSPC);
+        }
+        let mut buf = PageBuf::new(false)?;
+        wipe_others(dev, Some(self.version), &mut buf)?;
+        let mut uuid = [0u8; 16];
+        crate::sys::random_bytes(&mut uuid);
+        let place = crate::meta::super1::placement(self.version, dev.sectors(), i.sb.size, data_offset);
+        i.devs.push(
+            DevMeta {
+                devt: dev.devt(),
+                dev_number: n,
+                uuid,
+                place,
+                devflags: 0,
+                bblog_shift: 0,
+                corrected: 0,
+                sb_events: 0,
+            },
+            GFP_KERNEL,
+        )?;
+        if i.sb.max_dev <= n {
+            i.sb.max_dev = n + 1;
+        }
+        drop(i);
+        self.note_change();
+        Ok(())
+    }
+
+    /// Writes a noted member-set change, if any. Task context; takes no array lock but the
+    /// spares list.
+    pub fn flush(&self, array: &Array) {
+        if self.change.swap(false, Ordering::AcqRel) {
+            let mut i = self.inner.lock();
+            let _ = self.update(array, &mut i, false);
+        }
+    }
+
+    /// Records where rebuilds (and, on a clean array, the resync) are: at least every 1/16 of
+    /// a job, and when it stops. Task context.
+    pub fn checkpoint(&self, array: &Array) {
+        self.change.store(false, Ordering::Release);
+        let mut i = self.inner.lock();
+        let _ = self.update(array, &mut i, false);
+    }
+
+    /// md's `md_write_start`: before a write is mapped, the superblocks say active. Task
+    /// context (a worker); the fast path reads one flag.
+    pub fn write_start(&self, array: &Array) {
+        if self.raid0 || self.active.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut i = self.inner.lock();
+        if i.clean_on_disk {
+            i.clean_on_disk = false;
+            let _ = self.update(array, &mut i, true);
+        }
+        self.active.store(true, Ordering::SeqCst);
+    }
+
+    /// md's safe mode: marks the array clean if no write request is in flight, and none
+    /// starts meanwhile (a writer counts itself before it reads `active`, this publishes
+    /// `active` false before it reads the count).
+    fn try_clean(&self, array: &Array) -> bool {
+        let mut i = self.inner.lock();
+        if i.clean_on_disk {
+            return true;
+        }
+        self.active.store(false, Ordering::SeqCst);
+        if array.write_reqs.load(Ordering::SeqCst) != 0 {
+            self.active.store(true, Ordering::SeqCst);
+            return false;
+        }
+        i.clean_on_disk = true;
+        let _ = self.update(array, &mut i, true);
+        true
+    }
+
+    /// Leaves the array clean: at `remove` and at reboot. Writes in flight are not waited
+    /// for (at `remove` there are none).
+    pub fn stop_writes(&self, array: &Array) {
+        self.flush(array);
+        if !self.raid0 {
+            let _ = self.try_clean(array);
+        }
+    }
+
+    /// Writes the superblocks of every device that is not faulty (md's `md_update_sb`). `clean`
+    /// says this is only a clean/active step, which may skip spares and take back the last
+    /// step's event.
+    /// Returns how many superblock writes failed.
+    fn update(&self, array: &Array, i: &mut Inner, clean_step: bool) -> usize {
+        if i.raid0_done {
+            return 0;
+        }
+        i.raid0_done = self.raid0;
+        // Devices that left the array lose their record, and their role with it.
+        if i.devs.iter().any(|d| role_of(array, d.devt).is_none()) {
+            let mut kept = KVec::with_capacity(i.devs.len(), GFP_KERNEL).unwrap_or_default();
+            for d in i.devs.iter() {
+                if role_of(array, d.devt).is_some() && kept.push(*d, GFP_KERNEL).is_err() {
+                    return 1;
+                }
+            }
+            i.devs = kept;
+        }
+        let nospares = clean_step && array.degraded() == 0;
+        let resync_done = !array.sync().needs_resync();
+        if nospares && i.clean_on_disk && resync_done && i.can_decrease && i.events > 1 {
+            i.events -= 1;
+            i.can_decrease = false;
+        } else {
+            i.events += 1;
+            i.can_decrease = nospares;
+        }
+        i.sb.utime = crate::sys::real_seconds();
+        i.sb.events = i.events;
+        i.sb.resync_offset = if i.clean_on_disk || self.raid0 {
+            array.sync().resync_offset()
+        } else {
+            0
+        };
+        // The roles, as md's `super_1_sync`.
+        for r in i.sb.dev_roles.iter_mut() {
+            *r = ROLE_SPARE;
+        }
+        let mut roles: KVec<(usize, DevRole)> = KVec::new();
+        for (n, d) in i.devs.iter().enumerate() {
+            let role = role_of(array, d.devt).unwrap_or(DevRole::Faulty);
+            if let Some(r) = i.sb.dev_roles.get_mut(d.dev_number as usize) {
+                *r = match role {
+                    DevRole::InSync(s) | DevRole::Recovering(s) | DevRole::Replacement(s) => {
+                        s as u16
+                    }
+                    DevRole::Spare => ROLE_SPARE,
+                    DevRole::Faulty => ROLE_FAULTY,
+                };
+            }
+            if roles.push((n, role), GFP_KERNEL).is_err() {
+                pr_err!("{}: no memory to write superblocks\n", array.name());
+                return 1;
+            }
+        }
+        let max_dev = i.devs.iter().map(|d| d.dev_number + 1).max().unwrap_or(0);
+        if max_dev > i.sb.max_dev {
+            i.sb.max_dev = max_dev;
+        }
+        let point = array.sync().rebuild_offset();
+        let events = i.events;
+        let mut failed = 0;
+        for &(n, role) in roles.iter() {
+            let Some(d) = i.devs.get(n).copied() else {
+                continue;
+            };
+            if role == DevRole::Faulty
+                || d.sb_events == events
+                || (nospares && role == DevRole::Spare && d.sb_events + 1 == events)
+            {
+                continue;
+            }
+            let mut sb: Superblock = *i.sb;
+            sb.feature_map &= FEATURE_RAID0_LAYOUT;
+            sb.dev_number = d.dev_number;
+            sb.device_uuid = d.uuid;
+            sb.super_offset = d.place.super_offset;
+            sb.data_offset = d.place.data_offset;
+            sb.data_size = d.place.data_size;
+            sb.bblog_offset = d.place.bblog_offset;
+            sb.bblog_size = d.place.bblog_size;
+            sb.bblog_shift = d.bblog_shift;
+            sb.devflags = d.devflags;
+            sb.cnt_corrected_read = d.corrected;
+            sb.recovery_offset = 0;
+            match role {
+                DevRole::Recovering(_) => {
+                    sb.feature_map |= FEATURE_RECOVERY_OFFSET;
+                    sb.recovery_offset = point;
+                }
+                DevRole::Replacement(_) => {
+                    sb.feature_map |= FEATURE_RECOVERY_OFFSET | FEATURE_REPLACEMENT;
+                    sb.recovery_offset = point;
+                }
+                _ => {}
+            }
+            if write_one(array, &mut i.buf, &sb, d.devt).is_ok() {
+                if let Some(x) = i.devs.get_mut(n) {
+                    x.sb_events = events;
+                }
+            } else {
+                failed += 1;
+            }
+        }
+        failed
+    }
+
+    /// Writes the first superblocks of a new array; fails if any device's write failed.
+    pub fn write_initial(&self, array: &Array) -> Result {
+        let mut i = self.inner.lock();
+        if self.update(array, &mut i, false) == 0 {
+            Ok(())
+        } else {
+            Err(EIO)
+        }
+    }
+
+    /// Starts the metadata thread (safe mode), for arrays that have clean and dirty.
+    pub fn start_thread(&self, array: &Arc<Array>) -> Result {
+        if self.raid0 {
+            return Ok(());
+        }
+        let name = CString::try_from_fmt(fmt!("{}_meta", array.name()))?;
+        let t = Thread::spawn(&name, array.clone(), meta_thread)?;
+        *self.thread.lock() = Some(t);
+        Ok(())
+    }
+
+    /// Stops the metadata thread, waiting for it.
+    pub fn stop_thread(&self) {
+        let t = self.thread.lock().take();
+        drop(t);
+    }
+}
+
+/// The metadata thread: writes noted changes, and marks the array clean once no write was in
+/// flight for `safe_mode_delay` (two quiet looks half the delay apart).
+fn meta_thread(array: &Array) {
+    let Some(meta) = array.meta() else {
+        return;
+    };
+    let mut quiet = 0u32;
+    let mut last_gen = meta.gen.load(Ordering::Relaxed);
+    while !kthread::should_stop() {
+        let delay = meta.safe_mode_ms();
+        kthread::sleep_ms(if delay == 0 { 100 } else { (delay / 2).clamp(5, 100) });
+        meta.flush(array);
+        let gen = meta.gen.load(Ordering::Relaxed);
+        if gen != last_gen || array.write_reqs.load(Ordering::Acquire) != 0 || delay == 0 {
+            last_gen = gen;
+            quiet = 0;
+            continue;
+        }
+        quiet = quiet.saturating_add((delay / 2).clamp(5, 100));
+        if quiet >= delay && meta.active.load(Ordering::Acquire) && meta.try_clean(array) {
+            quiet = 0;
+        }
+    }
+}
+
+/// What device `devt` is to the array now, if it belongs to it.
+fn role_of(array: &Array, devt: u32) -> Option<DevRole> {
+    let sync = array.sync();
+    for (s, m) in array.members.iter().enumerate() {
+        let bit = 1u64 << s;
+        if m.dev.get().is_some_and(|d| d.devt() == devt) {
+            return Some(if array.in_sync() & bit != 0 {
+                DevRole::InSync(s as u32)
+            } else if sync.recovering() & bit != 0 {
+                DevRole::Recovering(s as u32)
+            } else {
+                DevRole::Faulty
+            });
+        }
+        if m.replacement.get().is_some_and(|d| d.devt() == devt) {
+            return Some(if sync.replacing() & bit != 0 {
+                DevRole::Replacement(s as u32)
+            } else {
+                DevRole::Faulty
+            });
+        }
+    }
+    array
+        .spares
+        .lock()
+        .iter()
+        .find(|s| s.dev.devt() == devt)
+        .map(|s| {
+            if s.faulty {
+                DevRole::Faulty
+            } else {
+                DevRole::Spare
+            }
+        })
+}
+
+/// Encodes `sb` and writes it to device `devt` of the array. A failed write fails the member
+/// holding it (md's `super_written`), which is recorded at the next write.
+fn write_one(array: &Array, buf: &mut PageBuf, sb: &Superblock, devt: u32) -> Result {
+    if sb.encode(buf.bytes_mut()).is_err() {
+        return Err(EINVAL);
+    }
+    let res = with_dev(array, devt, |dev| {
+        let len = sb.sb_bytes(dev.logical_block_size()).min(SB_BYTES);
+        dev.write_meta(sb.super_offset, buf, len)
+    });
+    match res {
+        Some(Ok(())) => Ok(()),
+        Some(Err(st)) => {
+            pr_err!(
+                "{}: superblock write failed on device {}:{} (status {:?})\n",
+                array.name(),
+                devt >> 20,
+                devt & 0xfffff,
+                st
+            );
+            for (s, m) in array.members.iter().enumerate() {
+                if m.dev.get().is_some_and(|d| d.devt() == devt) {
+                    let _ = array.fail_member(s);
+                }
+            }
+            Err(EIO)
+        }
+        None => Err(ENODEV),
+    }
+}
+
+/// Runs `f` on device `devt` of the array, wherever it is.
+fn with_dev<R>(array: &Array, devt: u32, f: impl FnOnce(&MemberDev) -> R) -> Option<R> {
+    for m in array.members.iter() {
+        for d in [m.dev.get(), m.replacement.get()].into_iter().flatten() {
+            if d.devt() == devt {
+                return Some(f(&d));
+            }
+        }
+    }
+    let sp = array.spares.lock();
+    let r = sp.iter().find(|s| s.dev.devt() == devt).map(|s| f(&s.dev));
+    r
+}
+
+/// The array-wide superblock fields of a new array (mdadm's `init_super1`): `level` as built,
+/// `members` slots, the UUID and name.
+pub fn new_array_sb(
+    level: &Level,
+    members: usize,
+    uuid: [u8; 16],
+    name: &str,
+) -> Result<KBox<Superblock>> {
+    // mdadm's superblock holds the roles of up to 128 devices in 512 bytes.
+    let mut sb = KBox::new(Superblock::new(MDADM_MAX_DEV), GFP_KERNEL)?;
+    sb.set_uuid = uuid;
+    sb.set_name_str(name);
+    sb.ctime = crate::sys::real_seconds();
+    sb.utime = sb.ctime;
+    sb.level = level.number();
+    sb.raid_disks = members as u32;
+    sb.chunksize = level.chunk_sectors() as u32;
+    match level.zones() {
+        // RAID 0: md's layout only over members of unequal size, and no component size.
+        Some((_, layout)) => {
+            sb.layout = layout.number();
+            sb.feature_map |= FEATURE_RAID0_LAYOUT;
+        }
+        None => sb.layout = u32::try_from(level.layout()).unwrap_or(0),
+    }
+    sb.size = if level.number() == 0 {
+        0
+    } else {
+        level.member_sectors()
+    };
+    sb.resync_offset = 0;
+    Ok(sb)
+}
+
+/// Roles mdadm's 1.x superblock of up to 128 devices has room for (a 512-byte superblock).
+const MDADM_MAX_DEV: u32 = 128;
+
+/// The record of a new array's member `slot` (mdadm's `add_to_super1`): device number
+/// `slot`, a random device UUID, mdadm's placement.
+pub fn new_dev(
+    version: Version,
+    dev: &MemberDev,
+    slot: u32,
+    size: u64,
+    data_offset: u64,
+) -> DevMeta {
+    let mut uuid = [0u8; 16];
+    crate::sys::random_bytes(&mut uuid);
+    DevMeta {
+        devt: dev.devt(),
+        dev_number: slot,
+        uuid,
+        place: crate::meta::super1::placement(version, dev.sectors(), size, data_offset),
+        devflags: 0,
+        bblog_shift: 0,
+        corrected: 0,
+        sb_events: 0,
+    }
+}
+
+/// Zeroes v1.x superblocks of other versions than `keep` on `dev`, as mdadm's create wipes
+/// old metadata first, so that assembly finds only the new one.
+pub fn wipe_others(dev: &MemberDev, keep: Option<Version>, buf: &mut PageBuf) -> Result {
+    for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
+        if Some(v) == keep {
+            continue;
+        }
+        let at = v.sb_offset(dev.sectors());
+        if dev.read_meta(at, buf, SB_BYTES).is_err() {
+            continue;
+        }
+        let magic = buf.bytes().get(..4).map(|b| [b[0], b[1], b[2], b[3]]);
+        if magic == Some(SB_MAGIC.to_le_bytes()) {
+            buf.bytes_mut().fill(0);
+            dev.write_meta(at, buf, SB_BYTES).map_err(|_| EIO)?;
+        }
+    }
+    Ok(())
+}
