@@ -101,8 +101,7 @@ fn read_sb(dev: &MemberDev, buf: &mut PageBuf) -> Result<(Version, Superblock), 
         }
         let sb = Superblock::decode(buf.bytes(), v, at).map_err(sb_error)?;
         if let Some((_, feature)) = sb.unsupported() {
-            pr_err!("rraid: assemble: {}: feature not supported: {}\n", dev.name(), feature);
-            return Err("assemble: the superblock has a feature rraid does not implement");
+            return Err(feature_error(feature));
         }
         if !sb.fits(v, size) {
             return Err("assemble: superblock data_size exceeds the device");
@@ -114,6 +113,23 @@ fn read_sb(dev: &MemberDev, buf: &mut PageBuf) -> Result<(Version, Superblock), 
         return Err("assemble: metadata 0.90 is not supported");
     }
     Err("assemble: no md v1.x superblock on the device")
+}
+
+/// The refusal of a feature rraid does not implement, naming it.
+fn feature_error(feature: &str) -> &'static str {
+    match feature {
+        "bitmap" => "assemble: feature not supported: write-intent bitmap",
+        "bad blocks" => "assemble: feature not supported: bad blocks recorded",
+        "reshape" => "assemble: feature not supported: reshape in progress",
+        "reshape backwards" => "assemble: feature not supported: reshape backwards",
+        "new offset" => "assemble: feature not supported: new data offset",
+        "recovery bitmap" => "assemble: feature not supported: recovery bitmap",
+        "clustered" => "assemble: feature not supported: clustered",
+        "journal" => "assemble: feature not supported: journal",
+        "ppl" => "assemble: feature not supported: ppl",
+        "multiple ppls" => "assemble: feature not supported: multiple ppls",
+        _ => "assemble: feature not supported",
+    }
 }
 
 fn analyze_error(e: AssembleError) -> (&'static str, usize) {

@@ -70,6 +70,8 @@ impl SysfsOps for ArrayAttrs {
         rw(c_str!("sync_speed_max")),
         ro(c_str!("mismatch_cnt")),
         wo(c_str!("new_dev")),
+        rw(c_str!("safe_mode_delay")),
+        ro(c_str!("metadata_version")),
     ];
 
     fn lock_class() -> &'static LockKey {
@@ -104,6 +106,14 @@ impl SysfsOps for ArrayAttrs {
                 let whose = if local { "local" } else { "system" };
                 emit(out, format_args!("{v} ({whose})\n"))
             }
+            15 => {
+                let ms = a.meta().map_or(0, |m| m.safe_mode_ms());
+                emit(out, format_args!("{}.{:03}\n", ms / 1000, ms % 1000))
+            }
+            16 => match a.meta() {
+                Some(m) => emit(out, format_args!("{}\n", m.version().name())),
+                None => emit(out, format_args!("none\n")),
+            },
             _ => emit(out, format_args!("{}\n", a.sync().mismatches())),
         }
     }
@@ -114,6 +124,7 @@ impl SysfsOps for ArrayAttrs {
             8 => self.store_action(input),
             11 | 12 => self.store_speed(idx == 12, input),
             14 => self.store_new_dev(input),
+            15 => self.store_safe_mode(input),
             _ => Err(EINVAL),
         }
     }
@@ -135,6 +146,41 @@ impl ArrayAttrs {
             pr_err!("{}: new_dev {}: {}\n", name, spec, why);
             code
         })
+    }
+
+    /// `safe_mode_delay`: seconds with up to three decimals, as md's (`0.2`, `1`, `0.050`).
+    fn store_safe_mode(&self, input: &[u8]) -> Result {
+        let name = self.array.name();
+        let v = text(input).map_err(|e| {
+            pr_err!("{}: safe_mode_delay: {}\n", name, e.why);
+            e.code
+        })?;
+        let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+        let ok = !int.is_empty()
+            && int.len() <= 6
+            && frac.len() <= 3
+            && int.bytes().all(|b| b.is_ascii_digit())
+            && frac.bytes().all(|b| b.is_ascii_digit());
+        let ms = if ok {
+            let f = frac.parse::<u32>().unwrap_or(0) * [1000, 100, 10, 1][frac.len()];
+            int.parse::<u32>().ok().map(|i| i * 1000 + f)
+        } else {
+            None
+        };
+        let Some(ms) = ms else {
+            pr_err!("{}: safe_mode_delay: not seconds (e.g. 0.200): {}\n", name, v);
+            return Err(EINVAL);
+        };
+        match self.array.meta() {
+            Some(m) => {
+                m.set_safe_mode_ms(ms);
+                Ok(())
+            }
+            None => {
+                pr_err!("{}: safe_mode_delay: the array has no superblock\n", name);
+                Err(EINVAL)
+            }
+        }
     }
 
     /// `sync_action`: `check`, `repair`, `idle`, `frozen` (and md's `resync`, `recover`).

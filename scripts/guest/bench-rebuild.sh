@@ -53,7 +53,7 @@ rebuild() {
 	for i in $(seq 0 $((n - 1))); do devs="$devs /dev/ram$((base + i))"; done
 	spare=/dev/ram$((base + n))
 	if [ "$impl" = rraid ]; then
-		r=$(sysw "$RRAID_SYS/create" "rraid0 $spec assume-clean $devs")
+		r=$(sysw "$RRAID_SYS/create" "rraid0 metadata=none $spec assume-clean $devs")
 		[ "$r" = OK ] || die "create rraid0 $spec: $r"
 		dev=/dev/rraid0 sd=/sys/block/rraid0/rraid
 		k=$(kname "$(nth 2 $devs)")
@@ -125,7 +125,7 @@ healthy() {
 	impl=$1 spec=$2 n=$3
 	if [ "$impl" = rraid ]; then
 		devs=$(for i in $(seq 0 $((n - 1))); do echo /dev/ram$i; done)
-		sysw "$RRAID_SYS/create" "rraid0 $spec assume-clean $(echo $devs)" >/dev/null
+		sysw "$RRAID_SYS/create" "rraid0 metadata=none $spec assume-clean $(echo $devs)" >/dev/null
 		p99 /dev/rraid0 10
 		sysw "$RRAID_SYS/remove" rraid0 >/dev/null
 	else
@@ -162,7 +162,7 @@ seqread() {
 		--time_based --runtime=8 --output-format=terse --terse-version=3 2>/dev/null |
 		awk -F';' '{print $7}'
 }
-sysw "$RRAID_SYS/create" "rraid0 level=10 layout=n2 chunk=64K assume-clean /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3" >/dev/null
+sysw "$RRAID_SYS/create" "rraid0 metadata=none level=10 layout=n2 chunk=64K assume-clean /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3" >/dev/null
 h=$(seqread /dev/rraid0)
 sysw /sys/block/rraid0/rraid/dev-ram1/state faulty >/dev/null
 d=$(seqread /dev/rraid0)

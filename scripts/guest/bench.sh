@@ -307,9 +307,9 @@ rraid_make() {
 	[ "$rm_l" != 0 ] && rm_line="$rm_line assume-clean"
 	rm_r=EINVAL
 	if [ -n "$rm_s" ]; then
-		rm_r=$(sysw /sys/kernel/rraid/create "$rm_line size=$rm_s $*")
+		rm_r=$(sysw /sys/kernel/rraid/create "$rm_line metadata=none size=$rm_s $*")
 	fi
-	[ "$rm_r" = EINVAL ] && rm_r=$(sysw /sys/kernel/rraid/create "$rm_line $*")
+	[ "$rm_r" = EINVAL ] && rm_r=$(sysw /sys/kernel/rraid/create "$rm_line metadata=none $*")
 	echo "$rm_r"
 }
 

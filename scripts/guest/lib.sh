@@ -244,9 +244,36 @@ rraid_load() {
 	[ -d "$RRAID_SYS" ] || { fail "$RRAID_SYS missing after insmod"; return 1; }
 }
 
-# rraid_create LINE: prints OK or the errno name.
+# rraid_create LINE: prints OK or the errno name. A line without `metadata=` gets
+# `metadata=${RRAID_META:-none}`: the groups before 45-meta address member sectors directly
+# (data from sector 0, as `mdadm --build`); 45-meta and 46-crash test md's superblocks.
 rraid_create() {
-	sysw "$RRAID_SYS/create" "$1"
+	case " $1 " in
+	*" metadata="*) sysw "$RRAID_SYS/create" "$1" ;;
+	*) sysw "$RRAID_SYS/create" "$1 metadata=${RRAID_META:-none}" ;;
+	esac
+}
+
+# rraid_assemble LINE: prints OK or the errno name.
+rraid_assemble() {
+	sysw "$RRAID_SYS/assemble" "$1"
+}
+
+# asm NAME DEVICES...: assembles NAME from its superblocks; /dev/NAME must appear.
+asm() {
+	local a_name r
+	rraid_load || return 1
+	a_name=$1
+	shift
+	r=$(rraid_assemble "$a_name $*")
+	[ "$r" = OK ] || { fail "assemble '$a_name $*': $r"; return 1; }
+	wait_bdev "/dev/$a_name" 50 || { fail "/dev/$a_name did not appear"; return 1; }
+}
+
+# sbv DEV FIELD: a field of `mdadm --examine DEV` ("Data Offset", "Events", ...), its value
+# up to the first blank.
+sbv() {
+	mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : \([^ ]*\).*/\1/p" | head -1
 }
 
 # rraid_remove NAME: prints OK or the errno name.

@@ -28,14 +28,14 @@ case ${PROFILE_LEVEL:-} in
 		die "mdadm --create md0"
 	nproc >/sys/block/md0/md/group_thread_cnt
 	cs=$(cat /sys/block/md0/md/component_size)
-	r=$(sysw /sys/kernel/rraid/create "rraid0 level=$l chunk=64K size=$cs assume-clean /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
+	r=$(sysw /sys/kernel/rraid/create "rraid0 metadata=none level=$l chunk=64K size=$cs assume-clean /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
 	[ "$r" = OK ] || die "create rraid0: $r"
 	DEVS="rraid0 md0"
 	;;
 *)
-	r=$(sysw /sys/kernel/rraid/create "rraid0 level=0 chunk=64K /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
+	r=$(sysw /sys/kernel/rraid/create "rraid0 metadata=none level=0 chunk=64K /dev/ram0 /dev/ram1 /dev/ram2 /dev/ram3")
 	[ "$r" = OK ] || die "create rraid0: $r"
-	r=$(sysw /sys/kernel/rraid/create "rraid1 level=1 assume-clean /dev/ram8 /dev/ram9")
+	r=$(sysw /sys/kernel/rraid/create "rraid1 metadata=none level=1 assume-clean /dev/ram8 /dev/ram9")
 	[ "$r" = OK ] || die "create rraid1: $r"
 	mdadm --build /dev/md0 --level=0 --chunk=64 --raid-devices=4 /dev/ram4 /dev/ram5 /dev/ram6 /dev/ram7 \
 		>/dev/null 2>&1 || die "mdadm --build md0"
