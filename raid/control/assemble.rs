@@ -24,6 +24,15 @@ use crate::sys::module_ref::ModuleRef;
 use crate::sys::pagebuf::PageBuf;
 use kernel::prelude::*;
 
+/// A device handed to `incremental`, waiting for the rest of its array.
+pub(super) struct Pending {
+    uuid: [u8; 16],
+    /// Its path, as written.
+    path: KVec<u8>,
+    /// A member by its own superblock (not a spare).
+    member: bool,
+}
+
 /// A parsed `assemble` line.
 struct AssembleSpec<'a> {
     name: ArrayName,
@@ -405,6 +414,114 @@ impl Control {
         Ok(())
     }
 
+    /// `incremental`: `DEVICE [run]`, as `mdadm --incremental`: the device's superblock is
+    /// read and the device kept (not opened) until every member of its array has come, or
+    /// with `run` until enough have; then the array is assembled, under the name its
+    /// superblock records if that is a free rraid name, else the first free `rraidN`.
+    pub(super) fn incremental<'a>(&self, input: &'a [u8]) -> Result<(), CtlError<'a>> {
+        let s = text(input)?;
+        let mut words = s.split_ascii_whitespace();
+        let path = words
+            .next()
+            .filter(|p| p.starts_with('/') && p.len() <= 255)
+            .ok_or(CtlError::new(EINVAL, "incremental: not a device path", s))?;
+        let run = match words.next() {
+            None => false,
+            Some("run") if words.next().is_none() => true,
+            Some(w) => return Err(CtlError::new(EINVAL, "incremental: unknown word", w)),
+        };
+        let sb = {
+            let holder = Holder::new()?;
+            let devs = open_members("assemble", &[path], &holder)?;
+            let dev = devs.first().ok_or(EINVAL)?;
+            let mut buf = PageBuf::new(false)?;
+            read_sb(dev, &mut buf)
+                .map(|(_, sb)| KBox::new(sb, GFP_KERNEL))
+                .map_err(|why| CtlError::new(EINVAL, why, path))??
+        };
+        if self
+            .arrays
+            .lock()
+            .iter()
+            .any(|e| e.array.meta().is_some_and(|m| m.identity().0 == sb.set_uuid))
+        {
+            return Err(CtlError::new(EBUSY, "incremental: its array is running", path));
+        }
+        let mut line = KVec::new();
+        {
+            let mut p = self.pending.lock();
+            if !p.iter().any(|x| x.path.as_slice() == path.as_bytes()) {
+                let mut pb = KVec::new();
+                pb.extend_from_slice(path.as_bytes(), GFP_KERNEL)?;
+                p.push(
+                    Pending {
+                        uuid: sb.set_uuid,
+                        path: pb,
+                        member: sb.own_role() < crate::meta::super1::ROLE_MAX,
+                    },
+                    GFP_KERNEL,
+                )?;
+            }
+            let mine = || p.iter().filter(|x| x.uuid == sb.set_uuid);
+            let members = mine().filter(|x| x.member).count();
+            if members < sb.raid_disks as usize && !run {
+                pr_info!(
+                    "rraid: incremental: {} added, {} of {} members of its array here\n",
+                    path,
+                    members,
+                    sb.raid_disks
+                );
+                return Ok(());
+            }
+            let name = self.free_name(&sb.set_name)?;
+            line.extend_from_slice(name.as_str().as_bytes(), GFP_KERNEL)?;
+            for x in mine() {
+                line.push(b' ', GFP_KERNEL)?;
+                line.extend_from_slice(&x.path, GFP_KERNEL)?;
+            }
+        }
+        // Assembled with the lines' own checks; what it refuses is said there.
+        match self.assemble(&line) {
+            Ok(()) => {
+                let mut p = self.pending.lock();
+                let mut kept = KVec::with_capacity(p.len(), GFP_KERNEL)?;
+                for x in core::mem::take(&mut *p) {
+                    if x.uuid != sb.set_uuid {
+                        kept.push(x, GFP_KERNEL)?;
+                    }
+                }
+                *p = kept;
+                Ok(())
+            }
+            // Its reason, with this device's path.
+            Err(e) => Err(CtlError::new(e.code, e.why, path)),
+        }
+    }
+
+    /// The name a superblock records if it is a free rraid name, else the first free one.
+    fn free_name(&self, sb_name: &[u8; 32]) -> Result<ArrayName, CtlError<'static>> {
+        let arrays = self.arrays.lock();
+        let free = |n: &ArrayName| !arrays.iter().any(|e| e.array.name == *n);
+        let len = sb_name.iter().position(|&b| b == 0).unwrap_or(32);
+        if let Some(n) = sb_name.get(..len).and_then(ArrayName::parse) {
+            if free(&n) {
+                return Ok(n);
+            }
+        }
+        for i in 0..1000u32 {
+            let mut b = [0u8; 8];
+            let mut w = NumName { buf: &mut b, len: 0 };
+            let _ = core::fmt::write(&mut w, format_args!("rraid{i}"));
+            let l = w.len;
+            if let Some(n) = b.get(..l).and_then(ArrayName::parse) {
+                if free(&n) {
+                    return Ok(n);
+                }
+            }
+        }
+        Err(CtlError::new(ENOSPC, "incremental: no free array name", ""))
+    }
+
     /// The level and layout a superblock records, as `create` spells them.
     #[expect(clippy::type_complexity)]
     fn shape<'a>(
@@ -461,5 +578,22 @@ impl Control {
             ),
             _ => return Err(bad("assemble: level not supported (0, 1, 4, 5, 6, 10)")),
         })
+    }
+}
+
+/// Formats an array name into a small buffer.
+struct NumName<'a> {
+    buf: &'a mut [u8; 8],
+    len: usize,
+}
+
+impl core::fmt::Write for NumName<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        for &b in s.as_bytes() {
+            let slot = self.buf.get_mut(self.len).ok_or(core::fmt::Error)?;
+            *slot = b;
+            self.len += 1;
+        }
+        Ok(())
     }
 }

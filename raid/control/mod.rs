@@ -83,6 +83,9 @@ pub struct Control {
     registry: Arc<Registry>,
     /// What the arrays' sync jobs hold, so that arrays sharing a disk sync one at a time.
     units: Arc<Units>,
+    /// Devices handed to `incremental` whose array has not started yet.
+    #[pin]
+    pending: Mutex<KVec<assemble::Pending>>,
 }
 
 /// Creates `/sys/kernel/rraid`.
@@ -101,6 +104,7 @@ pub fn register(
             arrays <- new_mutex!(Slots::new(), "rraid::arrays"),
             registry,
             units,
+            pending <- new_mutex!(KVec::new(), "rraid::pending"),
         }),
         GFP_KERNEL,
     )?;
@@ -586,6 +590,11 @@ impl SysfsOps for Control {
             write: true,
         },
         Attr {
+            name: c_str!("incremental"),
+            read: false,
+            write: true,
+        },
+        Attr {
             name: c_str!("arrays"),
             read: true,
             write: false,
@@ -609,8 +618,8 @@ impl SysfsOps for Control {
 
     fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
         match idx {
-            4 | 5 => {
-                let v = if idx == 4 {
+            5 | 6 => {
+                let v = if idx == 5 {
                     &SPEED_MIN_SYSTEM
                 } else {
                     &SPEED_MAX_SYSTEM
@@ -632,6 +641,7 @@ impl SysfsOps for Control {
             0 => self.create(input),
             1 => self.remove(input),
             2 => self.assemble(input),
+            3 => self.incremental(input),
             // md's `dev.raid.speed_limit_min`/`_max`: KiB/s, at least 1.
             _ => parse::text(input).and_then(|v| {
                 let n = v
@@ -643,7 +653,7 @@ impl SysfsOps for Control {
                         "speed limit: not a positive KiB/s",
                         v,
                     ))?;
-                let slot = if idx == 4 {
+                let slot = if idx == 5 {
                     &SPEED_MIN_SYSTEM
                 } else {
                     &SPEED_MAX_SYSTEM
