@@ -350,6 +350,50 @@ clean_active() {
 	[ "$(sbv "$1" Events)" -gt "$ev2" ] || { fail "events did not move on a failure"; return 1; }
 }
 
+# Incremental assembly: devices one at a time; the array starts with its last member (or
+# with `run`, once enough have come). And mdadm, told to ignore the array in mdadm.conf, leaves
+# it alone when its udev rule's command runs.
+incremental() {
+	set -- $(first 3 $DISKS)
+	mk rraid7 "level=5 chunk=64K assume-clean" "$1" "$2" "$3" || return 1
+	uuid=$(sbv "$1" "Array UUID")
+	rm_array rraid7 || return 1
+	printf 'DEVICE partitions\nARRAY <ignore> UUID=%s\n' "$uuid" >/tmp/mdadm-ignore.conf
+	modprobe raid456
+	for d in "$@"; do
+		mdadm --incremental --export "$d" --offroot --config=/tmp/mdadm-ignore.conf </dev/null
+		echo "mdadm --incremental $d: status $?"
+	done
+	[ -z "$(ls /sys/block | grep '^md')" ] || { cat /proc/mdstat; fail "mdadm claimed the array despite ARRAY <ignore>"; return 1; }
+	[ "$(sysw "$RRAID_SYS/incremental" "$3")" = OK ] || { fail "incremental $3"; return 1; }
+	[ "$(sysw "$RRAID_SYS/incremental" "$1")" = OK ] || { fail "incremental $1"; return 1; }
+	[ ! -e /sys/block/rraid7 ] || { fail "rraid7 started with 2 of 3 members"; return 1; }
+	[ "$(sysw "$RRAID_SYS/incremental" "$2")" = OK ] || { fail "incremental $2"; return 1; }
+	wait_bdev /dev/rraid7 50 || { fail "rraid7 did not start with its last member"; return 1; }
+	expect_attr rraid7 degraded 0 || return 1
+	rm_array rraid7 || return 1
+	# With run: two of three start it degraded.
+	[ "$(sysw "$RRAID_SYS/incremental" "$1")" = OK ] || { fail "incremental $1"; return 1; }
+	[ "$(sysw "$RRAID_SYS/incremental" "$2 run")" = OK ] || { fail "incremental $2 run"; return 1; }
+	wait_bdev /dev/rraid7 50 || { fail "rraid7 did not start with run"; return 1; }
+	expect_attr rraid7 degraded 1 || return 1
+	# A running array's member again is refused.
+	expect_err EBUSY "$RRAID_SYS/incremental" "$1"
+}
+
+# Create lines with bad metadata options are refused, nothing written.
+bad_create_meta() {
+	set -- $(first 2 $DISKS)
+	rraid_load || return 1
+	expect_create_err EINVAL "rraid0 level=1 metadata=0.90 $1 $2" || return 1
+	expect_create_err EINVAL "rraid0 level=1 metadata=2.0 $1 $2" || return 1
+	expect_create_err EINVAL "rraid0 level=1 metadata=1.0 data_offset=1M $1 $2" || return 1
+	expect_create_err EINVAL "rraid0 level=1 metadata=none data_offset=1M $1 $2" || return 1
+	expect_create_err EINVAL "rraid0 level=1 uuid=1234 $1 $2" || return 1
+	expect_create_err EINVAL "rraid0 level=1 data_offset=100G $1 $2" || return 1
+	expect_create_err EINVAL "rraid0 level=1 name=0123456789012345678901234567890123 $1 $2"
+}
+
 t_run meta-examine-raid1-1.2 examine 1 1.2 2
 t_run meta-examine-raid5-1.2 examine 5 1.2 4
 t_run meta-examine-raid1-1.0 examine 1 1.0 2
@@ -365,6 +409,8 @@ t_run meta-bad-metadata bad_meta
 t_run meta-md-bitmap-refused md_bitmap_refused
 t_run meta-stale-member stale_member
 t_run meta-clean-active clean_active
+t_run meta-incremental incremental
+t_run meta-bad-create bad_create_meta
 if [ "${RRAID_FULL:-0}" = 1 ]; then
 	t_run meta-examine-raid1-large examine_large 1
 	t_run meta-examine-raid5-1.1 examine 5 1.1 3

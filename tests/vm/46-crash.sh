@@ -47,7 +47,6 @@ ioengine=libaio
 direct=1
 verify=crc32c
 verify_fatal=1
-do_verify=0
 randrepeat=1
 rw=randwrite
 bsrange=4k-64k
@@ -83,7 +82,7 @@ size=32m
 	echo "$jobs" >"$AUX/crash.fio"
 	sync
 	echo "boot 1: arrays written; fio runs until its trigger crashes the guest"
-	cd "$AUX" && fio --aux-path="$AUX" --trigger-timeout=10 \
+	cd "$AUX" && fio --eta=never --aux-path="$AUX" --trigger-timeout=10 \
 		--trigger="echo b > /proc/sysrq-trigger" "$AUX/crash.fio"
 	echo "boot 1: fio returned without crashing the guest"
 	exit 1
@@ -93,8 +92,9 @@ size=32m
 crash_check() {
 	a=$1
 	M_WANT=$a
+	mkdir -p "$AUX"
 	grep -q " $AUX " /proc/mounts || mount "$(first 1 $DISKS)" "$AUX" || { fail "mount aux"; return 1; }
-	[ -n "$(ls "$AUX" | grep -- "$a-.*verify.state")" ] ||
+	[ -n "$(ls "$AUX" | grep -- "-$a-[0-9]*-verify.state")" ] ||
 		{ ls -l "$AUX"; fail "fio saved no verify state for $a: the crash test shows nothing"; return 1; }
 	for d in $(members); do
 		mdadm --examine "$d" | grep -q 'State : active' ||
@@ -111,8 +111,16 @@ crash_check() {
 		mount /dev/rraid5 /mnt/r5 || { fail "mount /dev/rraid5"; return 1; }
 		(cd /mnt/r5 && sha256sum -c "$AUX/sums") || { fail "files on ext4 changed across the crash"; return 1; }
 	fi
-	(cd "$AUX" && fio --aux-path="$AUX" --verify_state_load=1 --verify_only --section="$a" \
-		"$AUX/crash.fio") || { fail "fio --verify_only of $a's acknowledged writes"; return 1; }
+	note "$(dmesg | grep -E "$a: (assembling|resync done)" | sed 's/.*\] //' | tr '\n' ';')"
+	# fio names a state file by the job's number, which --section makes 0.
+	st=$(ls "$AUX" | grep -- "-$a-[0-9]*-verify.state" | head -1)
+	[ "$st" = "local-$a-0-verify.state" ] || cp "$AUX/$st" "$AUX/local-$a-0-verify.state"
+	(cd "$AUX" && fio --eta=never --aux-path="$AUX" --verify_state_load=1 --verify_only \
+		--section="$a" "$AUX/crash.fio") >"$T_DIR/fio.out" 2>&1 ||
+		{ cat "$T_DIR/fio.out"; fail "fio --verify_only of $a's acknowledged writes"; return 1; }
+	cat "$T_DIR/fio.out"
+	grep -q 'READ: bw=' "$T_DIR/fio.out" || { fail "fio verified nothing on $a"; return 1; }
+	note "$(grep 'READ: bw=' "$T_DIR/fio.out" | sed 's/^ *//')"
 }
 
 if [ "${RRAID_LIST:-0}" != 1 ] && [ "${RRAID_BOOT:-1}" = 1 ]; then
