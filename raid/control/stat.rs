@@ -115,11 +115,20 @@ impl Array {
             write!(w, " {}[{}]{}", s.dev.name(), n + k, flag)?;
         }
         writeln!(w)?;
-        write!(
-            w,
-            "      {} blocks super non-persistent",
-            self.level.array_sectors() / 2
-        )?;
+        // md's words: `super 1.2` for a persistent superblock.
+        match self.meta() {
+            Some(m) => write!(
+                w,
+                "      {} blocks super {}",
+                self.level.array_sectors() / 2,
+                m.version().name()
+            )?,
+            None => write!(
+                w,
+                "      {} blocks super non-persistent",
+                self.level.array_sectors() / 2
+            )?,
+        }
         if self.level.status(w)? {
             self.slots_line(w)?;
         } else {

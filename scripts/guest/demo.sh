@@ -65,7 +65,7 @@ if [ "${RRAID_BOOT:-1}" = 1 ]; then
 	echo "   wrote $(wc -l </aux/sums) files, $(du -sm /mnt/r5 | cut -f1) MiB"
 
 	say "fio verify on a file while $M2 fails under I/O; the array goes on degraded"
-	fio --name=under-failure --filename=/mnt/r5/fio.dat --size=24m --ioengine=libaio --direct=1 \
+	fio --eta=never --name=under-failure --filename=/mnt/r5/fio.dat --size=24m --ioengine=libaio --direct=1 \
 		--rw=randwrite --bsrange=4k-64k --iodepth=16 --verify=crc32c --verify_fatal=1 \
 		--do_verify=1 --rate=2m --output=/tmp/fio.out &
 	fpid=$!
