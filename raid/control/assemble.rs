@@ -313,7 +313,11 @@ impl Control {
                 }
                 Part::Spare => true,
                 Part::Faulty => {
-                    pr_info!("{}: {} is recorded faulty: left out\n", spec.name_text, dev.name());
+                    pr_info!(
+                        "{}: {} is recorded faulty: left out\n",
+                        spec.name_text,
+                        dev.name()
+                    );
                     changed = true;
                     false
                 }
@@ -439,13 +443,16 @@ impl Control {
                 .map(|(_, sb)| KBox::new(sb, GFP_KERNEL))
                 .map_err(|why| CtlError::new(EINVAL, why, path))??
         };
-        if self
-            .arrays
-            .lock()
-            .iter()
-            .any(|e| e.array.meta().is_some_and(|m| m.identity().0 == sb.set_uuid))
-        {
-            return Err(CtlError::new(EBUSY, "incremental: its array is running", path));
+        if self.arrays.lock().iter().any(|e| {
+            e.array
+                .meta()
+                .is_some_and(|m| m.identity().0 == sb.set_uuid)
+        }) {
+            return Err(CtlError::new(
+                EBUSY,
+                "incremental: its array is running",
+                path,
+            ));
         }
         let mut line = KVec::new();
         {
@@ -510,7 +517,10 @@ impl Control {
         }
         for i in 0..1000u32 {
             let mut b = [0u8; 8];
-            let mut w = NumName { buf: &mut b, len: 0 };
+            let mut w = NumName {
+                buf: &mut b,
+                len: 0,
+            };
             let _ = core::fmt::write(&mut w, format_args!("rraid{i}"));
             let l = w.len;
             if let Some(n) = b.get(..l).and_then(ArrayName::parse) {
@@ -523,7 +533,6 @@ impl Control {
     }
 
     /// The level and layout a superblock records, as `create` spells them.
-    #[expect(clippy::type_complexity)]
     fn shape<'a>(
         &self,
         spec: &AssembleSpec<'a>,

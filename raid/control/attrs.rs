@@ -168,7 +168,11 @@ impl ArrayAttrs {
             None
         };
         let Some(ms) = ms else {
-            pr_err!("{}: safe_mode_delay: not seconds (e.g. 0.200): {}\n", name, v);
+            pr_err!(
+                "{}: safe_mode_delay: not seconds (e.g. 0.200): {}\n",
+                name,
+                v
+            );
             return Err(EINVAL);
         };
         match self.array.meta() {

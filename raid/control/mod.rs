@@ -12,17 +12,17 @@ pub mod stat;
 use crate::layout::raid10::{Raid10, Raid10Layout};
 use crate::layout::raid5::{Algorithm, Raid5};
 use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
-use crate::raid::level::{raid5::Stripes, Level};
-use crate::raid::slots::Slots;
-use crate::raid::sync::{Units, SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use crate::meta::super1 as meta_fmt;
 use crate::meta::super1::Version;
+use crate::raid::level::{raid5::Stripes, Level};
 use crate::raid::meta::{self, Meta};
+use crate::raid::slots::Slots;
+use crate::raid::sync::{Units, SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
 use crate::raid::{Array, ArrayName, Member};
-use crate::sys::pagebuf::PageBuf;
 use crate::sys::disk::{Disk, Limits};
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
+use crate::sys::pagebuf::PageBuf;
 use crate::sys::slot::DevSlot;
 use crate::sys::sysfs::{Attr, Buf, Parent, SysfsDir, SysfsOps};
 use crate::sys::workqueue::QueueRef;
@@ -270,7 +270,10 @@ impl Control {
                 GFP_KERNEL,
             )?;
         }
-        Ok(KBox::pin_init(Meta::new(v, sb, recs, 0, true, true)?, GFP_KERNEL)?)
+        Ok(KBox::pin_init(
+            Meta::new(v, sb, recs, 0, true, true)?,
+            GFP_KERNEL,
+        )?)
     }
 
     /// Brings up an array built by `create` or `assemble`: its disk, directories and threads.
@@ -518,7 +521,8 @@ impl<'a> CreateSpec<'a> {
                 // md's zone table (1.5 KiB) lives on the heap. Matching on a reference copies
                 // the geometry once, into the box; a moved Result costs more copies on this
                 // stack (measured: 6 KiB for the frame).
-                return match &Raid0::new(sizes, self.chunk_sectors, data_offset, self.raid0_layout) {
+                return match &Raid0::new(sizes, self.chunk_sectors, data_offset, self.raid0_layout)
+                {
                     Ok(g) => Ok(Level::Raid0(KBox::new(*g, GFP_KERNEL)?)),
                     Err(e) => Err(self.geometry_error(*e)),
                 };

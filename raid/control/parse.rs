@@ -278,7 +278,11 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
             ))?);
         } else if let Some(v) = w.strip_prefix("name=") {
             if v.is_empty() || v.len() > 31 {
-                return Err(CtlError::new(EINVAL, "create: name must be 1 to 31 bytes", v));
+                return Err(CtlError::new(
+                    EINVAL,
+                    "create: name must be 1 to 31 bytes",
+                    v,
+                ));
             }
             sb_name = Some(v);
         } else if w == "assume-clean" {

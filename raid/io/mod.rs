@@ -377,7 +377,9 @@ impl DiskOps for Array {
             array.write_start();
             rqs
         };
-        array.level.handle_round(&array, first.clone(), rqs, &mut more);
+        array
+            .level
+            .handle_round(&array, first.clone(), rqs, &mut more);
         if array.sync().kick_pending() {
             Arc::from(array).kick_later();
         }

@@ -199,14 +199,15 @@ impl Meta {
             return Err(ENOSPC);
         }
         let avail = crate::meta::super1::avail_sectors(self.version, dev.sectors(), data_offset);
-        if avail.is_none_or(|a| a < size) {
+        if !avail.is_some_and(|a| a >= size) {
             return Err(ENOSPC);
         }
         let mut buf = PageBuf::new(false)?;
         wipe_others(dev, Some(self.version), &mut buf)?;
         let mut uuid = [0u8; 16];
         crate::sys::random_bytes(&mut uuid);
-        let place = crate::meta::super1::placement(self.version, dev.sectors(), i.sb.size, data_offset);
+        let place =
+            crate::meta::super1::placement(self.version, dev.sectors(), i.sb.size, data_offset);
         i.devs.push(
             DevMeta {
                 devt: dev.devt(),
@@ -432,7 +433,11 @@ fn meta_thread(array: &Array) {
     let mut last_gen = meta.gen.load(Ordering::Relaxed);
     while !kthread::should_stop() {
         let delay = meta.safe_mode_ms();
-        kthread::sleep_ms(if delay == 0 { 100 } else { (delay / 2).clamp(5, 100) });
+        kthread::sleep_ms(if delay == 0 {
+            100
+        } else {
+            (delay / 2).clamp(5, 100)
+        });
         meta.flush(array);
         let gen = meta.gen.load(Ordering::Relaxed);
         if gen != last_gen || array.write_reqs.load(Ordering::Acquire) != 0 || delay == 0 {
