@@ -162,7 +162,8 @@ impl ArrayAttrs {
             && int.bytes().all(|b| b.is_ascii_digit())
             && frac.bytes().all(|b| b.is_ascii_digit());
         let ms = if ok {
-            let f = frac.parse::<u32>().unwrap_or(0) * [1000, 100, 10, 1][frac.len()];
+            let scale = [1000u32, 100, 10, 1].get(frac.len()).copied().unwrap_or(1);
+            let f = frac.parse::<u32>().unwrap_or(0) * scale;
             int.parse::<u32>().ok().map(|i| i * 1000 + f)
         } else {
             None
