@@ -12,6 +12,7 @@ LW=/rraid/logwrites
 
 # lw NAME DEV LOG: a dm-log-writes device NAME over DEV, logging to LOG.
 lw() {
+	modprobe dm-log-writes 2>/dev/null
 	dmsetup create "$1" --table "0 $(blockdev --getsz "$2") log-writes $2 $3" ||
 		{ fail "dmsetup create $1 (log-writes)"; return 1; }
 	[ -b "/dev/mapper/$1" ] || dmsetup mknodes "$1"
@@ -38,6 +39,7 @@ active_first() {
 	[ -n "$n" ] || { cat "$T_DIR/log"; fail "no data write after the mark"; return 1; }
 	sed -n "/mark clean-period/,${n}p" "$T_DIR/log" >"$T_DIR/before"
 	cat "$T_DIR/before"
+	note "before the first data write: $(grep -c . "$T_DIR/before") log entries, the active superblock: $(grep -E " sb [0-9]+ 0 " "$T_DIR/before" | head -1)"
 	grep -E '^[0-9]+ 8 [0-9]+ [A-Z]*U[A-Z]* sb [0-9]+ 0 ' "$T_DIR/before" ||
 		{ fail "no active superblock (resync_offset 0) with FUA before the first data write"; return 1; }
 	grep -E '^[0-9]+ 8 [0-9]+ [A-Z]*F' "$T_DIR/before" >/dev/null ||
