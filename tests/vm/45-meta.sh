@@ -318,6 +318,32 @@ stale_member() {
 	expect_attr rraid0 degraded 0
 }
 
+# A replacement stopped half built (`remove` mid-build) is recorded as md's (replacement role,
+# recovery offset); assembly resumes it there, and it takes its slot.
+replacement_resume() {
+	set -- $(first 3 $DISKS)
+	mk rraid0 "level=1 assume-clean" "$1" "$2" || return 1
+	fio_fill /dev/rraid0 --io_size=4M || return 1
+	echo "$3" >/sys/block/rraid0/rraid/new_dev || { fail "new_dev $3"; return 1; }
+	echo 2000 >/sys/block/rraid0/rraid/sync_speed_max
+	echo want_replacement >"/sys/block/rraid0/rraid/dev-$(kname "$2")/state" || { fail "want_replacement"; return 1; }
+	sleep 5
+	rm_array rraid0 || return 1
+	mdadm --examine "$3" | grep -q 'Device Role : Replacement device 1' || { mdadm --examine "$3"; fail "$3 not recorded as the replacement"; return 1; }
+	ro=$(sbv "$3" "Recovery Offset")
+	[ -n "$ro" ] && [ "$ro" -gt 0 ] || { mdadm --examine "$3"; fail "no recovery offset on the replacement"; return 1; }
+	asm rraid0 "$3" "$2" "$1" || return 1
+	[ "$(member_state rraid0 "$(kname "$3")")" = "spare,replacement" ] || { fail "$3 is '$(member_state rraid0 "$(kname "$3")")' after assembly"; return 1; }
+	dmesg | grep -q "rraid0: recovery of .* started at $((ro / 2)) KiB" || { dmesg | grep rraid0; fail "the replacement did not resume at $((ro / 2)) KiB"; return 1; }
+	echo 200000 >/sys/block/rraid0/rraid/sync_speed_max
+	sync_wait rraid0 || return 1
+	[ "$(member_state rraid0 "$(kname "$3")")" = in_sync ] || { fail "the replacement did not take its slot"; return 1; }
+	[ "$(member_state rraid0 "$(kname "$2")")" = faulty ] || { fail "the replaced member is not faulty"; return 1; }
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	fio_check /dev/rraid0 --io_size=4M
+}
+
 # Clean and active as md's: active (and recorded so) while writes come, clean again after
 # safe_mode_delay, events +1 then back.
 clean_active() {
@@ -408,6 +434,7 @@ t_run meta-md-degraded md_degraded
 t_run meta-bad-metadata bad_meta
 t_run meta-md-bitmap-refused md_bitmap_refused
 t_run meta-stale-member stale_member
+t_run meta-replacement-resume replacement_resume
 t_run meta-clean-active clean_active
 t_run meta-incremental incremental
 t_run meta-bad-create bad_create_meta
