@@ -63,6 +63,27 @@ impl ArrayName {
         Some(Self { buf, len: s.len() })
     }
 
+    /// `rraidN`, for `n` below 1000.
+    pub fn numbered(n: u32) -> Option<Self> {
+        if n >= 1000 {
+            return None;
+        }
+        let mut buf = *b"rraid\0\0\0";
+        let digits = if n >= 100 {
+            3
+        } else if n >= 10 {
+            2
+        } else {
+            1
+        };
+        let mut v = n;
+        for k in (5..5 + digits).rev() {
+            *buf.get_mut(k)? = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        Self::parse(buf.get(..5 + digits)?)
+    }
+
     /// The name.
     pub fn as_str(&self) -> &str {
         core::str::from_utf8(&self.buf[..self.len]).unwrap_or("rraid?")
@@ -86,6 +107,39 @@ pub struct Member {
     pub next_seq: AtomicU64,
     /// I/O errors seen (md's `errors`).
     pub errors: AtomicU32,
+}
+
+/// What a device is to its array.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// In slot `0`: in sync, being recovered, or faulty.
+    Slot(usize),
+    /// Being built as slot `0`'s replacement (md's replacement rdev).
+    Replacement(usize),
+    /// A spare, or a faulty device out of its slot.
+    Spare {
+        /// See [`control::members::Spare::faulty`].
+        faulty: bool,
+    },
+}
+
+impl Array {
+    /// What the device with number `devt` is to this array, if it belongs to it.
+    pub fn role_of(&self, devt: u32) -> Option<Role> {
+        for (slot, m) in self.members.iter().enumerate() {
+            if m.dev.get().is_some_and(|d| d.devt() == devt) {
+                return Some(Role::Slot(slot));
+            }
+            if m.replacement.get().is_some_and(|d| d.devt() == devt) {
+                return Some(Role::Replacement(slot));
+            }
+        }
+        self.spares
+            .lock()
+            .iter()
+            .find(|s| s.dev.devt() == devt)
+            .map(|s| Role::Spare { faulty: s.faulty })
+    }
 }
 
 /// Who has the array open, and whether it is going away.

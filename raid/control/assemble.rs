@@ -7,7 +7,7 @@
 //! refused with one `rraid:` line before a single byte is written.
 
 use super::parse::{text, CreateSpec, CtlError, LevelKind};
-use super::{open_members, Control, Launch};
+use super::{open_members, Control, Launch, Verb};
 use crate::layout::raid0::Raid0Layout;
 use crate::layout::raid10::Raid10Layout;
 use crate::layout::raid5::Algorithm;
@@ -169,7 +169,7 @@ impl Control {
         let module = ModuleRef::get(self.module)
             .map_err(|e| CtlError::new(e, "assemble: module is unloading", ""))?;
         let holder = Holder::new()?;
-        let devs = open_members("assemble", &spec.paths, &holder)?;
+        let devs = open_members(Verb::Assemble, &spec.paths, &holder)?;
         let mut buf = PageBuf::new(false)?;
         let mut sbs: KVec<Superblock> = KVec::with_capacity(devs.len(), GFP_KERNEL)?;
         let mut version = None;
@@ -403,7 +403,7 @@ impl Control {
                 spares,
                 replacements: repl,
                 rebuild,
-                created: false,
+                verb: Verb::Assemble,
                 module,
                 holder,
             },
@@ -436,18 +436,19 @@ impl Control {
         };
         let sb = {
             let holder = Holder::new()?;
-            let devs = open_members("assemble", &[path], &holder)?;
+            let devs = open_members(Verb::Assemble, &[path], &holder)?;
             let dev = devs.first().ok_or(EINVAL)?;
             let mut buf = PageBuf::new(false)?;
             read_sb(dev, &mut buf)
                 .map(|(_, sb)| KBox::new(sb, GFP_KERNEL))
                 .map_err(|why| CtlError::new(EINVAL, why, path))??
         };
-        if self.arrays.lock().iter().any(|e| {
-            e.array
-                .meta()
-                .is_some_and(|m| m.identity().0 == sb.set_uuid)
-        }) {
+        if self
+            .arrays
+            .lock()
+            .iter()
+            .any(|e| e.array.meta().is_some_and(|m| m.uuid() == sb.set_uuid))
+        {
             return Err(CtlError::new(
                 EBUSY,
                 "incremental: its array is running",
@@ -515,19 +516,8 @@ impl Control {
                 return Ok(n);
             }
         }
-        for i in 0..1000u32 {
-            let mut b = [0u8; 8];
-            let mut w = NumName {
-                buf: &mut b,
-                len: 0,
-            };
-            let _ = core::fmt::write(&mut w, format_args!("rraid{i}"));
-            let l = w.len;
-            if let Some(n) = b.get(..l).and_then(ArrayName::parse) {
-                if free(&n) {
-                    return Ok(n);
-                }
-            }
+        if let Some(n) = (0..1000).filter_map(ArrayName::numbered).find(|n| free(n)) {
+            return Ok(n);
         }
         Err(CtlError::new(ENOSPC, "incremental: no free array name", ""))
     }
@@ -587,22 +577,5 @@ impl Control {
             ),
             _ => return Err(bad("assemble: level not supported (0, 1, 4, 5, 6, 10)")),
         })
-    }
-}
-
-/// Formats an array name into a small buffer.
-struct NumName<'a> {
-    buf: &'a mut [u8; 8],
-    len: usize,
-}
-
-impl core::fmt::Write for NumName<'_> {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        for &b in s.as_bytes() {
-            let slot = self.buf.get_mut(self.len).ok_or(core::fmt::Error)?;
-            *slot = b;
-            self.len += 1;
-        }
-        Ok(())
     }
 }

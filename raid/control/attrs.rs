@@ -1,10 +1,9 @@
 //! `/sys/block/rraidN/rraid/`: array and member status, in md's names and formats.
 
-use super::members::Role;
 use super::parse::text;
 use crate::raid::slots::Slots;
 use crate::raid::sync::ActionError;
-use crate::raid::Array;
+use crate::raid::{Array, Role};
 use crate::sys::member::MemberDev;
 use crate::sys::sysfs::{Attr, Buf, KobjRef, SysfsDir, SysfsOps};
 use crate::sys::workqueue::{spawn, Job};

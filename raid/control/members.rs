@@ -4,7 +4,7 @@
 //! faulty device or a spare go.
 
 use crate::plan::bits;
-use crate::raid::{Array, EV_STATE, EV_UEVENT};
+use crate::raid::{Array, Role, EV_STATE, EV_UEVENT};
 use crate::sys::member::MemberDev;
 use core::sync::atomic::Ordering;
 use kernel::{fmt, prelude::*, str::CString, sync::Arc};
@@ -18,38 +18,7 @@ pub struct Spare {
     pub faulty: bool,
 }
 
-/// What a device is to its array.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// In slot `0`: in sync, being recovered, or faulty.
-    Slot(usize),
-    /// Being built as slot `0`'s replacement (md's replacement rdev).
-    Replacement(usize),
-    /// A spare, or a faulty device out of its slot.
-    Spare {
-        /// See [`Spare::faulty`].
-        faulty: bool,
-    },
-}
-
 impl Array {
-    /// What the device with number `devt` is to this array, if it belongs to it.
-    pub fn role_of(&self, devt: u32) -> Option<Role> {
-        for (slot, m) in self.members.iter().enumerate() {
-            if m.dev.get().is_some_and(|d| d.devt() == devt) {
-                return Some(Role::Slot(slot));
-            }
-            if m.replacement.get().is_some_and(|d| d.devt() == devt) {
-                return Some(Role::Replacement(slot));
-            }
-        }
-        self.spares
-            .lock()
-            .iter()
-            .find(|s| s.dev.devt() == devt)
-            .map(|s| Role::Spare { faulty: s.faulty })
-    }
-
     /// md's `dev-NAME/state` for a device.
     pub fn state_of(&self, role: Role) -> &'static str {
         let want = self.sync().want_replace();
@@ -104,7 +73,7 @@ impl Array {
     /// directory, becomes a spare; a recovery may start.
     pub fn add_spare(self: &Arc<Self>, dev: MemberDev) -> Result<(), (Error, &'static str)> {
         if let Some(m) = self.meta() {
-            m.add_dev(&dev, self.level.member_sectors(), self.level.data_offset())
+            m.add_dev(&dev, self.level.data_offset())
                 .map_err(|e| (e, "no room for its superblock or data"))?;
         }
         pr_info!("{}: added spare {}\n", self.name(), dev.name());

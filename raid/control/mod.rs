@@ -127,49 +127,65 @@ struct Launch<'a> {
     replacements: KVec<(usize, MemberDev)>,
     /// An interrupted rebuild: slots, replacements, point.
     rebuild: Option<(u64, u64, u64)>,
-    /// A new array, whose first superblocks are to be written.
-    created: bool,
+    /// `create` (a new array, whose first superblocks are to be written) or `assemble`.
+    verb: Verb,
     module: ModuleRef,
     holder: Holder,
 }
 
+/// Which control write brings an array up: its refusals say so.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Create,
+    Assemble,
+}
+
+impl Verb {
+    fn cannot_open(self) -> &'static str {
+        match self {
+            Self::Create => "create: cannot open member (missing, or in use)",
+            Self::Assemble => "assemble: cannot open device (missing, or in use)",
+        }
+    }
+
+    fn given_twice(self) -> &'static str {
+        match self {
+            Self::Create => "create: member given twice",
+            Self::Assemble => "assemble: device given twice",
+        }
+    }
+
+    fn zoned(self) -> &'static str {
+        match self {
+            Self::Create => "create: zoned members are not supported",
+            Self::Assemble => "assemble: zoned members are not supported",
+        }
+    }
+
+    fn cannot_add_disk(self) -> &'static str {
+        match self {
+            Self::Create => "create: cannot add disk",
+            Self::Assemble => "assemble: cannot add disk",
+        }
+    }
+}
+
 /// Opens `paths` for an array claimed by `holder`, refusing one given twice and zoned ones.
 fn open_members<'a>(
-    verb: &'static str,
+    verb: Verb,
     paths: &[&'a str],
     holder: &Holder,
 ) -> Result<KVec<MemberDev>, CtlError<'a>> {
     let mut devs: KVec<MemberDev> = KVec::with_capacity(paths.len(), GFP_KERNEL)?;
     for &path in paths.iter() {
         let cpath = CString::try_from_fmt(fmt!("{path}"))?;
-        let dev = MemberDev::open(&cpath, holder).map_err(|e| {
-            CtlError::new(
-                open_error(e),
-                if verb == "create" {
-                    "create: cannot open member (missing, or in use)"
-                } else {
-                    "assemble: cannot open device (missing, or in use)"
-                },
-                path,
-            )
-        })?;
+        let dev = MemberDev::open(&cpath, holder)
+            .map_err(|e| CtlError::new(open_error(e), verb.cannot_open(), path))?;
         if devs.iter().any(|d| d.devt() == dev.devt()) {
-            return Err(CtlError::new(
-                EBUSY,
-                if verb == "create" {
-                    "create: member given twice"
-                } else {
-                    "assemble: device given twice"
-                },
-                path,
-            ));
+            return Err(CtlError::new(EBUSY, verb.given_twice(), path));
         }
         if dev.zoned() {
-            return Err(CtlError::new(
-                EINVAL,
-                "zoned members are not supported",
-                path,
-            ));
+            return Err(CtlError::new(EINVAL, verb.zoned(), path));
         }
         devs.push(dev, GFP_KERNEL)?;
     }
@@ -204,7 +220,7 @@ impl Control {
         let module = ModuleRef::get(self.module)
             .map_err(|e| CtlError::new(e, "create: module is unloading", ""))?;
         let holder = Holder::new()?;
-        let devs = open_members("create", &spec.paths, &holder)?;
+        let devs = open_members(Verb::Create, &spec.paths, &holder)?;
         let (sizes, data_offset) = spec.member_sizes(&devs)?;
         let level = spec.geometry(&sizes[..devs.len()], data_offset, self.stripe_wq)?;
         let meta = match spec.metadata {
@@ -231,7 +247,7 @@ impl Control {
                 spares: KVec::new(),
                 replacements: KVec::new(),
                 rebuild: None,
-                created: true,
+                verb: Verb::Create,
                 module,
                 holder,
             },
@@ -342,7 +358,7 @@ impl Control {
         if let Some((slots, repl, point)) = l.rebuild {
             array.sync().resume_recovery(slots, repl, point);
         }
-        if l.created {
+        if l.verb == Verb::Create {
             if let Some(m) = array.meta() {
                 m.write_initial(&array).map_err(|e| {
                     CtlError::new(e, "create: cannot write the superblocks", l.name_text)
@@ -357,7 +373,7 @@ impl Control {
             depth,
             self.wq,
         )
-        .map_err(|e| CtlError::new(e, "create: cannot add disk", l.name_text))?;
+        .map_err(|e| CtlError::new(e, l.verb.cannot_add_disk(), l.name_text))?;
         array.for_each_dev(|d| disk.link_holder(d))?;
         let dir = SysfsDir::new(
             &disk.kobj(),
@@ -381,19 +397,12 @@ impl Control {
         }
         arrays.put(entry)?;
         pr_info!(
-            "{}: {} with {} members, {} KiB each{}\n",
+            "{}: {} with {} members, {} KiB each, metadata {}\n",
             l.name_text,
             array.level().name(),
             nmembers,
             array.level().member_sectors() / 2,
-            match array.meta() {
-                Some(m) => match m.version() {
-                    Version::V1_0 => ", metadata 1.0",
-                    Version::V1_1 => ", metadata 1.1",
-                    Version::V1_2 => ", metadata 1.2",
-                },
-                None => ", no metadata",
-            }
+            array.meta().map_or("none", |m| m.version().name())
         );
         if let Some((n, layout)) = zones {
             // Members of unequal size: the line above gives what each member holds in zone 0.
@@ -495,8 +504,10 @@ impl<'a> CreateSpec<'a> {
         } else if self.metadata.is_some() && self.level != LevelKind::Raid0 {
             // mdadm's size: the smallest member's, rounded (RAID 1 to 64 KiB).
             let level = match self.level {
+                LevelKind::Raid0 => 0,
                 LevelKind::Raid1 => 1,
-                _ => 5,
+                LevelKind::Parity(l) => i32::from(l),
+                LevelKind::Raid10 => 10,
             };
             let size = meta_fmt::default_size(level, min, chunk);
             for s in sizes.iter_mut().take(devs.len()) {

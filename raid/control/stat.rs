@@ -1,10 +1,9 @@
 //! `/proc/rraidstat`: every array in `/proc/mdstat`'s format, with its progress bar while a
 //! sync runs, so that tools and eyes used to mdstat read it as they read md's.
 
-use super::members::Role;
 use crate::raid::slots::Slots;
 use crate::raid::sync::Action;
-use crate::raid::Array;
+use crate::raid::{Array, Role};
 use crate::sys::procfs::ProcShow;
 use core::fmt::{self, Write};
 use kernel::{

@@ -23,12 +23,13 @@
 //! RAID 0 has no clean or dirty: its superblocks are written at create only, as md's.
 //! `metadata=none` arrays have none of this.
 
+use crate::meta::events::Events;
 use crate::meta::super1::{
     Placement, Superblock, Version, FEATURE_RAID0_LAYOUT, FEATURE_RECOVERY_OFFSET,
     FEATURE_REPLACEMENT, ROLE_FAULTY, ROLE_SPARE, SB_BYTES, SB_MAGIC,
 };
 use crate::raid::level::Level;
-use crate::raid::Array;
+use crate::raid::{Array, Role};
 use crate::sys::kthread::{self, Thread};
 use crate::sys::member::MemberDev;
 use crate::sys::pagebuf::PageBuf;
@@ -76,10 +77,8 @@ struct Inner {
     /// The array-wide fields; per-device ones are filled in for each write.
     sb: KBox<Superblock>,
     devs: KVec<DevMeta>,
-    events: u64,
-    /// md's `can_decrease_events`: the last write was a clean-to-active step that the next
-    /// active-to-clean step may take back.
-    can_decrease: bool,
+    /// md's event count and `can_decrease_events` (the step rules are `meta::events`').
+    events: Events,
     /// The superblocks on disk say clean.
     clean_on_disk: bool,
     /// RAID 0's superblocks are written (at create), never again.
@@ -127,8 +126,7 @@ impl Meta {
                 Inner {
                     sb,
                     devs,
-                    events,
-                    can_decrease: false,
+                    events: Events::new(events),
                     clean_on_disk: clean,
                     raid0_done,
                     buf,
@@ -148,15 +146,9 @@ impl Meta {
         self.version
     }
 
-    /// The events the superblocks hold.
-    pub fn events(&self) -> u64 {
-        self.inner.lock().events
-    }
-
-    /// The array UUID and name, as the superblock holds them.
-    pub fn identity(&self) -> ([u8; 16], [u8; 32]) {
-        let i = self.inner.lock();
-        (i.sb.set_uuid, i.sb.set_name)
+    /// The array UUID, as the superblock holds it.
+    pub fn uuid(&self) -> [u8; 16] {
+        self.inner.lock().sb.set_uuid
     }
 
     /// `safe_mode_delay` in milliseconds (0: never marked clean while it runs).
@@ -188,7 +180,7 @@ impl Meta {
 
     /// Adds a device (a spare joining) with its own device number and UUID; it gets its
     /// superblock at the next write.
-    pub fn add_dev(&self, dev: &MemberDev, size: u64, data_offset: u64) -> Result {
+    pub fn add_dev(&self, dev: &MemberDev, data_offset: u64) -> Result {
         let mut i = self.inner.lock();
         let used = |n: u32| i.devs.iter().any(|d| d.dev_number == n);
         let mut n = 0;
@@ -199,28 +191,13 @@ impl Meta {
             return Err(ENOSPC);
         }
         let avail = crate::meta::super1::avail_sectors(self.version, dev.sectors(), data_offset);
-        if !avail.is_some_and(|a| a >= size) {
+        if !avail.is_some_and(|a| a >= i.sb.size) {
             return Err(ENOSPC);
         }
         let mut buf = PageBuf::new(false)?;
         wipe_others(dev, Some(self.version), &mut buf)?;
-        let mut uuid = [0u8; 16];
-        crate::sys::random_bytes(&mut uuid);
-        let place =
-            crate::meta::super1::placement(self.version, dev.sectors(), i.sb.size, data_offset);
-        i.devs.push(
-            DevMeta {
-                devt: dev.devt(),
-                dev_number: n,
-                uuid,
-                place,
-                devflags: 0,
-                bblog_shift: 0,
-                corrected: 0,
-                sb_events: 0,
-            },
-            GFP_KERNEL,
-        )?;
+        let rec = new_dev(self.version, dev, n, i.sb.size, data_offset);
+        i.devs.push(rec, GFP_KERNEL)?;
         if i.sb.max_dev <= n {
             i.sb.max_dev = n + 1;
         }
@@ -296,27 +273,22 @@ impl Meta {
             return 0;
         }
         i.raid0_done = self.raid0;
-        // Devices that left the array lose their record, and their role with it.
-        if i.devs.iter().any(|d| role_of(array, d.devt).is_none()) {
-            let mut kept = KVec::with_capacity(i.devs.len(), GFP_KERNEL).unwrap_or_default();
-            for d in i.devs.iter() {
-                if role_of(array, d.devt).is_some() && kept.push(*d, GFP_KERNEL).is_err() {
+        // Each device's role, once; devices that left the array lose their record, and their
+        // role with it.
+        let mut kept: KVec<(DevMeta, DevRole)> = KVec::new();
+        for d in i.devs.iter() {
+            if let Some(role) = role_of(array, d.devt) {
+                if kept.push((*d, role), GFP_KERNEL).is_err() {
+                    pr_err!("{}: no memory to write superblocks\n", array.name());
                     return 1;
                 }
             }
-            i.devs = kept;
         }
-        let nospares = clean_step && array.degraded() == 0;
-        let resync_done = !array.sync().needs_resync();
-        if nospares && i.clean_on_disk && resync_done && i.can_decrease && i.events > 1 {
-            i.events -= 1;
-            i.can_decrease = false;
-        } else {
-            i.events += 1;
-            i.can_decrease = nospares;
-        }
+        let clean = i.clean_on_disk && !array.sync().needs_resync();
+        let nospares = i.events.step(clean_step, array.degraded() > 0, clean);
+        let events = i.events.count;
         i.sb.utime = crate::sys::real_seconds();
-        i.sb.events = i.events;
+        i.sb.events = events;
         i.sb.resync_offset = if i.clean_on_disk || self.raid0 {
             array.sync().resync_offset()
         } else {
@@ -326,11 +298,9 @@ impl Meta {
         for r in i.sb.dev_roles.iter_mut() {
             *r = ROLE_SPARE;
         }
-        let mut roles: KVec<(usize, DevRole)> = KVec::new();
-        for (n, d) in i.devs.iter().enumerate() {
-            let role = role_of(array, d.devt).unwrap_or(DevRole::Faulty);
+        for (d, role) in kept.iter() {
             if let Some(r) = i.sb.dev_roles.get_mut(d.dev_number as usize) {
-                *r = match role {
+                *r = match *role {
                     DevRole::InSync(s) | DevRole::Recovering(s) | DevRole::Replacement(s) => {
                         s as u16
                     }
@@ -338,25 +308,23 @@ impl Meta {
                     DevRole::Faulty => ROLE_FAULTY,
                 };
             }
-            if roles.push((n, role), GFP_KERNEL).is_err() {
-                pr_err!("{}: no memory to write superblocks\n", array.name());
-                return 1;
-            }
         }
-        let max_dev = i.devs.iter().map(|d| d.dev_number + 1).max().unwrap_or(0);
+        let max_dev = kept
+            .iter()
+            .map(|(d, _)| d.dev_number + 1)
+            .max()
+            .unwrap_or(0);
         if max_dev > i.sb.max_dev {
             i.sb.max_dev = max_dev;
         }
         let point = array.sync().rebuild_offset();
-        let events = i.events;
         let mut failed = 0;
-        for &(n, role) in roles.iter() {
-            let Some(d) = i.devs.get(n).copied() else {
-                continue;
-            };
+        for (d, role) in kept.iter_mut() {
+            let role = *role;
             if role == DevRole::Faulty
-                || d.sb_events == events
-                || (nospares && role == DevRole::Spare && d.sb_events + 1 == events)
+                || !i
+                    .events
+                    .needs_write(d.sb_events, role == DevRole::Spare, nospares)
             {
                 continue;
             }
@@ -385,13 +353,19 @@ impl Meta {
                 _ => {}
             }
             if write_one(array, &mut i.buf, &sb, d.devt).is_ok() {
-                if let Some(x) = i.devs.get_mut(n) {
-                    x.sb_events = events;
-                }
+                d.sb_events = events;
             } else {
                 failed += 1;
             }
         }
+        // The kept records, with the events their superblocks now hold.
+        let mut devs = KVec::with_capacity(kept.len(), GFP_KERNEL).unwrap_or_default();
+        for (d, _) in kept.iter() {
+            if devs.push(*d, GFP_KERNEL).is_err() {
+                return failed + 1;
+            }
+        }
+        i.devs = devs;
         failed
     }
 
@@ -452,40 +426,17 @@ fn meta_thread(array: &Array) {
     }
 }
 
-/// What device `devt` is to the array now, if it belongs to it.
+/// What device `devt` is to the array now, as its superblock records it, if it belongs to it.
 fn role_of(array: &Array, devt: u32) -> Option<DevRole> {
-    let sync = array.sync();
-    for (s, m) in array.members.iter().enumerate() {
-        let bit = 1u64 << s;
-        if m.dev.get().is_some_and(|d| d.devt() == devt) {
-            return Some(if array.in_sync() & bit != 0 {
-                DevRole::InSync(s as u32)
-            } else if sync.recovering() & bit != 0 {
-                DevRole::Recovering(s as u32)
-            } else {
-                DevRole::Faulty
-            });
-        }
-        if m.replacement.get().is_some_and(|d| d.devt() == devt) {
-            return Some(if sync.replacing() & bit != 0 {
-                DevRole::Replacement(s as u32)
-            } else {
-                DevRole::Faulty
-            });
-        }
-    }
-    array
-        .spares
-        .lock()
-        .iter()
-        .find(|s| s.dev.devt() == devt)
-        .map(|s| {
-            if s.faulty {
-                DevRole::Faulty
-            } else {
-                DevRole::Spare
-            }
-        })
+    let (in_sync, sync) = (array.in_sync(), array.sync());
+    let bit = |s: usize| 1u64 << s;
+    Some(match array.role_of(devt)? {
+        Role::Slot(s) if in_sync & bit(s) != 0 => DevRole::InSync(s as u32),
+        Role::Slot(s) if sync.recovering() & bit(s) != 0 => DevRole::Recovering(s as u32),
+        Role::Replacement(s) if sync.replacing() & bit(s) != 0 => DevRole::Replacement(s as u32),
+        Role::Spare { faulty: false } => DevRole::Spare,
+        Role::Slot(_) | Role::Replacement(_) | Role::Spare { faulty: true } => DevRole::Faulty,
+    })
 }
 
 /// Encodes `sb` and writes it to device `devt` of the array. A failed write fails the member
