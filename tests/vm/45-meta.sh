@@ -261,8 +261,10 @@ bad_meta() {
 	sb_poke "$2" 8 1 fix
 	assemble_bad "feature" "$1" "$2" || return 1
 	dd if="$T_DIR/sb2" of="$2" bs=4096 seek=1 count=1 conv=notrunc 2>/dev/null
-	# A corrupted checksum.
-	sb_poke "$2" 216 0
+	# A corrupted checksum: its low byte flipped (setting it to a fixed value leaves it right
+	# when it already held that value).
+	b=$(dd if="$2" bs=1 skip=$((4096 + 216)) count=1 2>/dev/null | od -An -tu1 | tr -d ' ')
+	sb_poke "$2" 216 $((b ^ 255))
 	assemble_bad "checksum" "$1" "$2" || return 1
 	dd if="$T_DIR/sb2" of="$2" bs=4096 seek=1 count=1 conv=notrunc 2>/dev/null
 	# A truncated member: a linear device shorter than its recorded data size.
