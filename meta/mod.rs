@@ -10,6 +10,8 @@
 //! - [`assemble`] decides, as md's `analyze_sbs` and `super_1_validate` do, what each device of
 //!   a set of decoded superblocks is in the array: a member in sync, a member being rebuilt, a
 //!   replacement, a spare, or left out;
+//! - [`bitmap`] encodes and decodes md's write-intent bitmap (`bitmap_super_t` and its bits)
+//!   and places it as mdadm 4.2's `add_internal_bitmap1` does;
 //! - [`events`] steps the event counter across updates as md_update_sb does, rolling a
 //!   dirty mark back on the next clean one so that idle spares need no writes.
 //!
@@ -34,5 +36,6 @@
 #![deny(unsafe_code)]
 
 pub mod assemble;
+pub mod bitmap;
 pub mod events;
 pub mod super1;

@@ -5,7 +5,8 @@
 
 mod mdadm;
 pub use mdadm::{
-    avail_sectors, choose_bm_space, default_data_offset, default_size, placement, Placement,
+    avail_sectors, choose_bm_space, default_data_offset, default_size, placement,
+    placement_with_bitmap, Placement,
 };
 
 /// The superblock magic, little endian on disk.
@@ -56,8 +57,11 @@ pub const FEATURE_RAID0_LAYOUT: u32 = 4096;
 /// Every feature bit md knows (md's MD_FEATURE_ALL).
 pub const FEATURE_ALL: u32 = 0x1fff;
 /// Feature bits rraid implements: RECOVERY_OFFSET | REPLACEMENT | RAID0_LAYOUT.
-pub const FEATURES_RRAID: u32 =
-    FEATURE_RECOVERY_OFFSET | FEATURE_REPLACEMENT | FEATURE_RAID0_LAYOUT;
+pub const FEATURES_RRAID: u32 = FEATURE_BITMAP_OFFSET
+    | FEATURE_RECOVERY_OFFSET
+    | FEATURE_REPLACEMENT
+    | FEATURE_RECOVERY_BITMAP
+    | FEATURE_RAID0_LAYOUT;
 
 /// `devflags`: prefer other mirrors for reads.
 pub const WRITE_MOSTLY: u8 = 1;
@@ -509,8 +513,8 @@ impl Superblock {
 
     /// The first feature bit set that rraid does not implement, with md's name for it.
     ///
-    /// Names: "bitmap", "bad blocks", "reshape", "reshape backwards", "new offset", "recovery
-    /// bitmap", "clustered", "journal", "ppl", "multiple ppls"; "unknown" for bits outside
+    /// Names: "bad blocks", "reshape", "reshape backwards", "new offset", "clustered",
+    /// "journal", "ppl", "multiple ppls"; "unknown" for bits outside
     /// [`FEATURE_ALL`]. BAD_BLOCKS counts only when set: md sets it only for a non-empty log,
     /// and a reserved, empty log is fine.
     pub fn unsupported(&self) -> Option<(u32, &'static str)> {
@@ -520,12 +524,10 @@ impl Superblock {
         }
         let bit = 1u32 << bits.trailing_zeros();
         let name = match bit {
-            FEATURE_BITMAP_OFFSET => "bitmap",
             FEATURE_RESHAPE_ACTIVE => "reshape",
             FEATURE_BAD_BLOCKS => "bad blocks",
             FEATURE_RESHAPE_BACKWARDS => "reshape backwards",
             FEATURE_NEW_OFFSET => "new offset",
-            FEATURE_RECOVERY_BITMAP => "recovery bitmap",
             FEATURE_CLUSTERED => "clustered",
             FEATURE_JOURNAL => "journal",
             FEATURE_PPL => "ppl",

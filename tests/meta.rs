@@ -21,6 +21,9 @@ mod assembly;
 #[path = "meta/geometry.rs"]
 mod geometry;
 
+#[path = "meta/bitmap.rs"]
+mod bitmap;
+
 /// A plausible 1.2 superblock of a 64 MiB RAID 1 member, as mdadm writes it.
 fn sample(max_dev: u32) -> Superblock {
     let mut sb = Superblock::new(max_dev);
@@ -492,12 +495,10 @@ fn fits_the_device() {
 #[test]
 fn unsupported_names_each_feature() {
     let names = [
-        (FEATURE_BITMAP_OFFSET, "bitmap"),
         (FEATURE_RESHAPE_ACTIVE, "reshape"),
         (FEATURE_BAD_BLOCKS, "bad blocks"),
         (FEATURE_RESHAPE_BACKWARDS, "reshape backwards"),
         (FEATURE_NEW_OFFSET, "new offset"),
-        (FEATURE_RECOVERY_BITMAP, "recovery bitmap"),
         (FEATURE_CLUSTERED, "clustered"),
         (FEATURE_JOURNAL, "journal"),
         (FEATURE_PPL, "ppl"),
@@ -511,14 +512,14 @@ fn unsupported_names_each_feature() {
         assert_eq!(sb.unsupported(), Some((bit, name)));
     }
     // The lowest bit is named first.
-    sb.feature_map = FEATURE_JOURNAL | FEATURE_BITMAP_OFFSET;
-    assert_eq!(sb.unsupported(), Some((FEATURE_BITMAP_OFFSET, "bitmap")));
+    sb.feature_map = FEATURE_JOURNAL | FEATURE_RESHAPE_ACTIVE;
+    assert_eq!(sb.unsupported(), Some((FEATURE_RESHAPE_ACTIVE, "reshape")));
     // A reserved, empty bad block log (offset and size, no feature bit) is fine.
     sb.feature_map = FEATURE_RECOVERY_OFFSET;
     sb.bblog_offset = 16;
     sb.bblog_size = 8;
     assert_eq!(sb.unsupported(), None);
-    assert_eq!(FEATURES_RRAID, 2 | 16 | 4096);
+    assert_eq!(FEATURES_RRAID, 1 | 2 | 16 | 128 | 4096);
     assert_eq!(FEATURE_ALL, (1 << 13) - 1);
 }
 

@@ -99,6 +99,11 @@ pub struct Placement {
 /// Sizes that cannot hold the metadata saturate rather than fail; [`avail_sectors`] refuses
 /// those first.
 pub fn placement(v: Version, dev_sectors: u64, size: u64, data_offset: u64) -> Placement {
+    place(v, dev_sectors, size, data_offset, choose_bm_space(size))
+}
+
+/// write_init_super1's placement with `bm_space` sectors kept for a bitmap.
+fn place(v: Version, dev_sectors: u64, size: u64, data_offset: u64, bm_space: u64) -> Placement {
     let super_offset = v.sb_offset(dev_sectors);
     let mut p = Placement {
         super_offset,
@@ -107,7 +112,6 @@ pub fn placement(v: Version, dev_sectors: u64, size: u64, data_offset: u64) -> P
         bblog_offset: 0,
         bblog_size: 0,
     };
-    let bm_space = choose_bm_space(size);
     match v {
         Version::V1_0 => {
             // 8 more sectors for the bad block log.
@@ -122,7 +126,7 @@ pub fn placement(v: Version, dev_sectors: u64, size: u64, data_offset: u64) -> P
             }
         }
         Version::V1_1 | Version::V1_2 => {
-            // No bitmap: its space would start 4 KiB after the superblock.
+            // The bitmap (or its space) starts 4 KiB after the superblock.
             let bm_offset = 8;
             p.data_size = dev_sectors.saturating_sub(data_offset);
             if data_offset >= super_offset + bm_offset + bm_space + 8 {
@@ -135,4 +139,24 @@ pub fn placement(v: Version, dev_sectors: u64, size: u64, data_offset: u64) -> P
         }
     }
     p
+}
+
+/// [`placement`] for an array with an internal bitmap of `bitmap_bytes` (mdadm's
+/// `calc_bitmap_size(bms, 4096)`): write_init_super1 then counts the bitmap's own size where it
+/// counts choose_bm_space without one (1.0: bitmap and bad block log before the superblock;
+/// 1.1/1.2: the log after the bitmap, 4 KiB past the superblock).
+pub fn placement_with_bitmap(
+    v: Version,
+    dev_sectors: u64,
+    size: u64,
+    data_offset: u64,
+    bitmap_bytes: u64,
+) -> Placement {
+    place(
+        v,
+        dev_sectors,
+        size,
+        data_offset,
+        bitmap_bytes.div_ceil(512),
+    )
 }
