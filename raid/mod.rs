@@ -279,6 +279,11 @@ impl Array {
         self.meta.as_deref()
     }
 
+    /// The write-intent bitmap, if the array has one.
+    pub fn bitmap(&self) -> Option<&meta::bitmap::Bitmap> {
+        self.meta().and_then(|m| m.bitmap())
+    }
+
     /// The members, by slot.
     pub fn members(&self) -> &[Member] {
         &self.members

@@ -251,6 +251,21 @@ impl MemberDev {
         self.page_io(sector, buf.raw(), len, op)
     }
 
+    /// Writes `len` bytes of `buf` at `sector` as md writes its bitmap: durable before it
+    /// completes (`REQ_FUA`), after the device's cache is flushed too with `preflush` (a bit
+    /// is cleared only once the writes it covered are durable), and waits for it.
+    pub fn write_intent(
+        &self,
+        sector: u64,
+        buf: &PageBuf,
+        len: usize,
+        preflush: bool,
+    ) -> Result<(), BlkStatus> {
+        let flush = if preflush { REQ_PREFLUSH } else { 0 };
+        let op = bindings::req_op_REQ_OP_WRITE | REQ_SYNC | REQ_META | REQ_FUA | flush;
+        self.page_io(sector, buf.raw(), len, op)
+    }
+
     /// One page bio of `op` on this frame, waited for.
     fn page_io(
         &self,

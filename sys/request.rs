@@ -35,7 +35,14 @@ pub(crate) struct RqPdu {
     /// A counter in the queue data that counts this request until it ends
     /// ([`InflightRequest::count_in`]), or null.
     counter: AtomicPtr<AtomicU32>,
+    /// An [`EndHook`] of the queue data's type, run as the request ends
+    /// ([`InflightRequest::on_end`]), or null.
+    on_end: AtomicPtr<()>,
 }
+
+/// What runs when a request ends: its queue data, first sector, length in sectors, and whether
+/// it succeeded.
+pub type EndHook<T> = fn(&T, u64, u64, bool);
 
 /// A counted reference to a started request whose queue data is an `Arc<T>`.
 ///
@@ -76,6 +83,7 @@ impl<T: 'static> InflightRequest<T> {
                 status: AtomicU8::new(0),
                 next: AtomicPtr::new(ptr::null_mut()),
                 counter: AtomicPtr::new(ptr::null_mut()),
+                on_end: AtomicPtr::new(ptr::null_mut()),
             })
         };
         // INVARIANT: started, PDU initialised with `pending == 1` for this reference.
@@ -108,6 +116,14 @@ impl<T: 'static> InflightRequest<T> {
         self.pdu()
             .counter
             .store(ptr::from_ref(counter).cast_mut(), Ordering::Release);
+    }
+
+    /// Runs `f` when the request ends, before its [`InflightRequest::count_in`] counter drops
+    /// and before blk-mq hears of it. Once per request; from any context, as `f` will be.
+    pub fn on_end(&self, f: EndHook<T>) {
+        self.pdu()
+            .on_end
+            .store(f as *const () as *mut (), Ordering::Release);
     }
 
     /// The `driver_data` of the hardware queue the request was issued on.
@@ -236,6 +252,13 @@ impl<T: 'static> Drop for InflightRequest<T> {
             return;
         }
         let status = pdu.status.load(Ordering::Acquire);
+        let hook = pdu.on_end.load(Ordering::Acquire);
+        if !hook.is_null() {
+            // SAFETY: Only `on_end` stores here, and it stores an `EndHook<T>` of this request's
+            // own `T`; a function pointer survives the round trip through a data pointer.
+            let f = unsafe { core::mem::transmute::<*mut (), EndHook<T>>(hook) };
+            f(&self.data(), self.sector(), self.sectors(), status == 0);
+        }
         let counter = pdu.counter.load(Ordering::Acquire);
         if !counter.is_null() {
             // SAFETY: `count_in` took the counter from the queue data, which outlives every

@@ -13,16 +13,18 @@ use crate::layout::raid10::Raid10Layout;
 use crate::layout::raid5::Algorithm;
 use crate::layout::MAX_MEMBERS;
 use crate::meta::assemble::{analyze, AssembleError, Part};
+use crate::meta::bitmap::{self as bitmap_fmt, BitmapError, BitmapSuper};
 use crate::meta::super1::{
-    probe_090, sb090_offset, SbError, Superblock, Version, FEATURE_RAID0_LAYOUT, MAX_SECTOR,
-    SB_BYTES, SB_MAGIC,
+    probe_090, sb090_offset, SbError, Superblock, Version, FEATURE_BITMAP_OFFSET,
+    FEATURE_RAID0_LAYOUT, FEATURE_RECOVERY_BITMAP, MAX_SECTOR, SB_BYTES, SB_MAGIC,
 };
+use crate::raid::meta::bitmap::Bitmap;
 use crate::raid::meta::{DevMeta, Meta};
 use crate::raid::ArrayName;
 use crate::sys::member::{Holder, MemberDev};
 use crate::sys::module_ref::ModuleRef;
-use crate::sys::pagebuf::PageBuf;
-use kernel::prelude::*;
+use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
+use kernel::{alloc::KVVec, prelude::*};
 
 /// A device handed to `incremental`, waiting for the rest of its array.
 pub(super) struct Pending {
@@ -124,15 +126,79 @@ fn read_sb(dev: &MemberDev, buf: &mut PageBuf) -> Result<(Version, Superblock), 
     Err("assemble: no md v1.x superblock on the device")
 }
 
+/// Reads the write-intent bitmap recorded by `sb` on the member in sync `dev` (md's
+/// `md_bitmap_read_sb` and `md_bitmap_init_from_disk`). A bitmap with fewer events than the
+/// array is stale: all its chunks count as set. Set chunks must be synced from `resync_point`
+/// on, or everywhere when the array is `degraded` and writes may have missed a member since
+/// the bitmap was last cleared.
+fn load_bitmap(
+    v: Version,
+    dev: &MemberDev,
+    sb: &Superblock,
+    sync: u64,
+    events: u64,
+    degraded: bool,
+    resync_point: u64,
+) -> Result<Pin<KBox<Bitmap>>, &'static str> {
+    const NOMEM: &str = "assemble: no memory for the bitmap";
+    let offset = i64::from(sb.bitmap_offset as i32);
+    let at = u64::try_from(v.sb_offset(dev.sectors()) as i64 + offset)
+        .map_err(|_| "assemble: bitmap offset outside the device")?;
+    let mut buf = PageBuf::new(false).map_err(|_| NOMEM)?;
+    dev.read_meta(at, &mut buf, PAGE_BYTES)
+        .map_err(|_| "assemble: cannot read the bitmap")?;
+    let mut bsb = BitmapSuper::decode(buf.bytes()).map_err(bitmap_error)?;
+    if bsb.uuid != sb.set_uuid {
+        return Err("assemble: bitmap superblock UUID mismatch");
+    }
+    let stale = bsb.is_stale(events);
+    // As md: the size is the array's, whatever the bitmap recorded.
+    bsb.sync_size = sync;
+    let bytes = usize::try_from(bitmap_fmt::bytes(sync, bsb.chunksize, 512))
+        .map_err(|_| "assemble: bitmap too large")?;
+    let mut img: KVVec<u8> = KVVec::with_capacity(bytes, GFP_KERNEL).map_err(|_| NOMEM)?;
+    let mut from = 0;
+    while from < bytes {
+        let len = (bytes - from).min(PAGE_BYTES);
+        dev.read_meta(at + (from / 512) as u64, &mut buf, len)
+            .map_err(|_| "assemble: cannot read the bitmap")?;
+        img.extend_from_slice(buf.bytes().get(..len).unwrap_or(&[]), GFP_KERNEL)
+            .map_err(|_| NOMEM)?;
+        from += len;
+    }
+    if stale {
+        pr_warn!(
+            "rraid: bitmap is out of date ({} < {}): every chunk is resynced\n",
+            bsb.events,
+            events
+        );
+    }
+    let needed_from = if !degraded || bsb.events_cleared == events {
+        resync_point
+    } else {
+        0
+    };
+    Bitmap::new(v, offset, bsb, Some(&img), stale, needed_from).map_err(|e| {
+        if e == ENOMEM {
+            NOMEM
+        } else {
+            "assemble: bitmap geometry not supported"
+        }
+    })
+}
+
+/// The refusal of a bitmap superblock md would refuse.
+fn bitmap_error(_e: BitmapError) -> &'static str {
+    "assemble: bitmap superblock is invalid"
+}
+
 /// The refusal of a feature rraid does not implement, naming it.
 fn feature_error(feature: &str) -> &'static str {
     match feature {
-        "bitmap" => "assemble: feature not supported: write-intent bitmap",
         "bad blocks" => "assemble: feature not supported: bad blocks recorded",
         "reshape" => "assemble: feature not supported: reshape in progress",
         "reshape backwards" => "assemble: feature not supported: reshape backwards",
         "new offset" => "assemble: feature not supported: new data offset",
-        "recovery bitmap" => "assemble: feature not supported: recovery bitmap",
         "clustered" => "assemble: feature not supported: clustered",
         "journal" => "assemble: feature not supported: journal",
         "ppl" => "assemble: feature not supported: ppl",
@@ -243,6 +309,8 @@ impl Control {
             data_offset: Some(offset),
             uuid: None,
             sb_name: None,
+            bitmap: false,
+            bitmap_chunk: None,
             paths: KVec::new(),
         };
         let geo = cs.geometry(&sizes[..n], offset, self.stripe_wq)?;
@@ -294,6 +362,8 @@ impl Control {
         let mut repl = KVec::new();
         let mut recs: KVec<DevMeta> = KVec::new();
         let (mut rec_slots, mut rec_repl, mut point) = (0u64, 0u64, u64::MAX);
+        // Every device rebuilt was being rebuilt from the bitmap (md's `Bitmap_sync`).
+        let mut rec_bitmap = true;
         let mut changed = false;
         for ((dev, p), sb) in devs.into_iter().zip(parts.iter()).zip(sbs.iter()) {
             let keep = match *p {
@@ -301,6 +371,7 @@ impl Control {
                     if let Some(off) = recovery {
                         rec_slots |= 1 << slot;
                         point = point.min(off);
+                        rec_bitmap &= sb.feature_map & FEATURE_RECOVERY_BITMAP != 0;
                     }
                     true
                 }
@@ -337,25 +408,7 @@ impl Control {
                 continue;
             }
             changed |= sb.events != sum.events;
-            recs.push(
-                DevMeta {
-                    devt: dev.devt(),
-                    dev_number: sb.dev_number,
-                    uuid: sb.device_uuid,
-                    place: crate::meta::super1::Placement {
-                        super_offset: sb.super_offset,
-                        data_offset: sb.data_offset,
-                        data_size: sb.data_size,
-                        bblog_offset: sb.bblog_offset,
-                        bblog_size: sb.bblog_size,
-                    },
-                    devflags: sb.devflags,
-                    bblog_shift: sb.bblog_shift,
-                    corrected: sb.cnt_corrected_read,
-                    sb_events: sb.events,
-                },
-                GFP_KERNEL,
-            )?;
+            recs.push(DevMeta::from_super(dev.devt(), sb), GFP_KERNEL)?;
             match *p {
                 Part::Slot { slot, .. } => {
                     if let Some(s) = slots.get_mut(slot as usize) {
@@ -368,18 +421,46 @@ impl Control {
                 _ => spares.push(dev, GFP_KERNEL)?,
             }
         }
-        let mut template = KBox::new(*fresh, GFP_KERNEL)?;
-        template.feature_map &= FEATURE_RAID0_LAYOUT;
-        let meta = KBox::pin_init(
-            Meta::new(version, template, recs, sum.events, true, false)?,
-            GFP_KERNEL,
-        )?;
         let resync_point = if dirty {
             fresh.resync_offset.min(geo.sync_sectors())
         } else {
             u64::MAX
         };
-        let rebuild = (rec_slots | rec_repl != 0).then_some((rec_slots, rec_repl, point));
+        let bitmap = if fresh.feature_map & FEATURE_BITMAP_OFFSET != 0 {
+            // md reads the bitmap from the first member in sync.
+            let from = slots
+                .iter()
+                .enumerate()
+                .find(|(s, d)| d.is_some() && sum.in_sync & (1 << s) != 0)
+                .and_then(|(_, d)| d.as_ref())
+                .ok_or(CtlError::new(
+                    EINVAL,
+                    "assemble: no member in sync to read the bitmap from",
+                    spec.name_text,
+                ))?;
+            let b = load_bitmap(
+                version,
+                from,
+                fresh,
+                geo.sync_sectors(),
+                sum.events,
+                degraded > 0 || rec_slots != 0,
+                resync_point,
+            )
+            .map_err(|why| CtlError::new(EINVAL, why, spec.name_text))?;
+            Some(b)
+        } else {
+            None
+        };
+        let mut template = KBox::new(*fresh, GFP_KERNEL)?;
+        template.feature_map &= FEATURE_RAID0_LAYOUT | FEATURE_BITMAP_OFFSET;
+        let from_bitmap = bitmap.is_some() && rec_bitmap;
+        let meta = KBox::pin_init(
+            Meta::new(version, template, recs, sum.events, true, false, bitmap)?,
+            GFP_KERNEL,
+        )?;
+        let rebuild =
+            (rec_slots | rec_repl != 0).then_some((rec_slots, rec_repl, point, from_bitmap));
         pr_info!(
             "{}: assembling from {} devices, {} of {} in sync, events {}{}\n",
             spec.name_text,

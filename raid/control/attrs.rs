@@ -252,6 +252,98 @@ impl ArrayAttrs {
     }
 }
 
+/// `bitmap/`: md 6.12's bitmap files, in md's formats; there without a bitmap too, where
+/// `location` reads `none` (mdadm reads it).
+pub struct BitmapAttrs {
+    array: Arc<Array>,
+}
+
+impl BitmapAttrs {
+    /// The bitmap files of `array`.
+    pub fn new(array: Arc<Array>) -> Self {
+        Self { array }
+    }
+}
+
+impl SysfsOps for BitmapAttrs {
+    const ATTRS: &'static [Attr] = &[
+        ro(c_str!("location")),
+        ro(c_str!("chunksize")),
+        rw(c_str!("time_base")),
+        ro(c_str!("backlog")),
+        ro(c_str!("metadata")),
+        rw(c_str!("can_clear")),
+        ro(c_str!("space")),
+        ro(c_str!("max_backlog_used")),
+    ];
+
+    fn lock_class() -> &'static LockKey {
+        static KEY: LockKey = LockKey::new();
+        &KEY
+    }
+
+    fn show(&self, idx: usize, out: &mut Buf<'_>) -> Result {
+        let b = self.array.bitmap();
+        match (idx, b) {
+            (0, Some(b)) => emit(out, format_args!("{:+}\n", b.offset())),
+            (0, None) => emit(out, format_args!("none\n")),
+            (1, b) => emit(out, format_args!("{}\n", b.map_or(0, |b| b.chunk_bytes()))),
+            (2, b) => emit(out, format_args!("{}\n", b.map_or(5, |b| b.daemon_sleep()))),
+            (4, _) => emit(out, format_args!("internal\n")),
+            (5, Some(b)) => emit(out, format_args!("{}\n", b.can_clear())),
+            (5, None) => emit(out, format_args!("\n")),
+            // md: no room to grow on 1.1/1.2; on 1.0 up to the superblock.
+            (6, Some(b)) if b.offset() < 0 => emit(out, format_args!("{}\n", -b.offset())),
+            _ => emit(out, format_args!("0\n")),
+        }
+    }
+
+    fn store(&self, idx: usize, input: &[u8]) -> Result {
+        let a = &self.array;
+        let v = text(input).map_err(|e| {
+            pr_err!("{}: bitmap: {}\n", a.name(), e.why);
+            e.code
+        })?;
+        let Some(b) = a.bitmap() else {
+            pr_err!("{}: bitmap: the array has no bitmap\n", a.name());
+            return Err(ENOENT);
+        };
+        match idx {
+            2 => {
+                let s = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|s| (1..=3600).contains(s))
+                    .ok_or_else(|| {
+                        pr_err!("{}: bitmap/time_base: whole seconds, 1 to 3600\n", a.name());
+                        EINVAL
+                    })?;
+                b.set_daemon_sleep(s);
+                Ok(())
+            }
+            5 => match v {
+                "false" => {
+                    b.set_can_clear(false);
+                    Ok(())
+                }
+                "true" if a.degraded() > 0 => {
+                    pr_err!("{}: bitmap/can_clear: the array is degraded\n", a.name());
+                    Err(EBUSY)
+                }
+                "true" => {
+                    b.set_can_clear(true);
+                    Ok(())
+                }
+                _ => {
+                    pr_err!("{}: bitmap/can_clear: true or false\n", a.name());
+                    Err(EINVAL)
+                }
+            },
+            _ => Err(EINVAL),
+        }
+    }
+}
+
 /// A member directory, `dev-<name>`, of one device (in a slot or not).
 pub struct MemberAttrs {
     array: Arc<Array>,
@@ -318,6 +410,7 @@ impl SysfsOps for MemberAttrs {
                 a.fail_replacement(s);
                 Ok(())
             }
+            ("re-add", _) => a.readd(self.devt),
             ("want_replacement", Role::Slot(s)) => a.want_replacement(s, true),
             ("-want_replacement", Role::Slot(s)) => a.want_replacement(s, false),
             ("remove", _) => a

@@ -16,6 +16,8 @@ pub struct Spare {
     /// Taken out of its slot after it failed (md's faulty rdev), or marked faulty as a spare:
     /// never used again, kept until `remove`.
     pub faulty: bool,
+    /// The slot a faulty device left (md's `saved_raid_disk`): `re-add` puts it back there.
+    pub slot: Option<usize>,
 }
 
 impl Array {
@@ -73,6 +75,30 @@ impl Array {
     /// directory, becomes a spare; a recovery may start.
     pub fn add_spare(self: &Arc<Self>, dev: MemberDev) -> Result<(), (Error, &'static str)> {
         if let Some(m) = self.meta() {
+            // A member of this array coming back (under any name): md's re-add.
+            let reconfig = self.reconfig.lock();
+            let busy = self.in_sync() | self.sync().recovering() | self.sync().readd_pending();
+            if let Some(slot) = m.returning(self, &dev, busy)? {
+                pr_info!(
+                    "{}: {} comes back to slot {}\n",
+                    self.name(),
+                    dev.name(),
+                    slot
+                );
+                // Linked once `reconfig` is released: linking takes the freezer lock, which a
+                // recovery holds while it takes `reconfig`.
+                self.put_back(dev, slot)?;
+                drop(reconfig);
+                if let Some(d) = self.members.get(slot).and_then(|m| m.dev.get()) {
+                    self.link_dev(&d);
+                }
+                self.sync().enable_auto();
+                self.sync().mark_readd(slot);
+                self.note(EV_STATE | EV_UEVENT);
+                self.kick_if_needed();
+                return Ok(());
+            }
+            drop(reconfig);
             m.add_dev(&dev, self.level.data_offset())
                 .map_err(|e| (e, "no room for its superblock or data"))?;
         }
@@ -81,7 +107,11 @@ impl Array {
         self.note(EV_STATE);
         self.spares
             .lock()
-            .put(Spare { dev, faulty: false })
+            .put(Spare {
+                dev,
+                faulty: false,
+                slot: None,
+            })
             .map_err(|_| (ENOMEM, "no memory"))?;
         // A new device is the change an aborted recovery waits for.
         self.sync().enable_auto();
@@ -92,7 +122,11 @@ impl Array {
 
     /// Adds `dev` as a spare, as assembly found it.
     pub(crate) fn put_spare(&self, dev: MemberDev) -> Result {
-        self.spares.lock().put(Spare { dev, faulty: false })
+        self.spares.lock().put(Spare {
+            dev,
+            faulty: false,
+            slot: None,
+        })
     }
 
     /// Runs `f` on every device of the array: slots, replacements, spares.
@@ -152,6 +186,65 @@ impl Array {
         Ok(())
     }
 
+    /// md's `re-add`, written to a faulty device's state: the device goes back into the slot
+    /// it left (it is still there, or that slot has no device in use), and the next recovery
+    /// rebuilds it from the write-intent bitmap: only the chunks written while it was out
+    /// (without a bitmap, all of it). Refused (`EBUSY`, as md) for any other device.
+    pub fn readd(&self, devt: u32) -> Result<(), (Error, &'static str)> {
+        let _reconfig = self.reconfig.lock();
+        let busy = |s: usize| (self.in_sync() | self.sync().recovering()) & (1 << s) != 0;
+        let slot = match self.role_of(devt) {
+            Some(Role::Slot(s)) if !busy(s) => s,
+            Some(Role::Spare { faulty: true }) => {
+                let saved = self
+                    .spares
+                    .lock()
+                    .iter()
+                    .find(|x| x.dev.devt() == devt)
+                    .and_then(|x| x.slot);
+                let s = saved.ok_or((EBUSY, "the device knows no slot to go back to"))?;
+                if busy(s) {
+                    return Err((EBUSY, "its slot has another member now"));
+                }
+                self.take_back(devt, s)?;
+                s
+            }
+            _ => return Err((EBUSY, "only a faulty device can be re-added")),
+        };
+        self.sync().enable_auto();
+        self.sync().mark_readd(slot);
+        self.note(EV_STATE | EV_UEVENT);
+        Ok(())
+    }
+
+    /// Puts the spare `devt` into slot `s`. Called with `reconfig` held.
+    fn take_back(&self, devt: u32, s: usize) -> Result<(), (Error, &'static str)> {
+        let back = self
+            .spares
+            .lock()
+            .take(|x| x.dev.devt() == devt)
+            .ok_or((ENODEV, "not a device of the array"))?;
+        self.put_back(back.dev, s)
+    }
+
+    /// Puts `dev` into slot `s`, whose device (faulty, unused) goes to the spares as faulty.
+    /// Called with `reconfig` held.
+    fn put_back(&self, dev: MemberDev, s: usize) -> Result<(), (Error, &'static str)> {
+        let m = self.members.get(s).ok_or((ENODEV, "no such slot"))?;
+        let old = match m.dev.replace(Some(dev)) {
+            Ok(old) => old,
+            Err(_) => return Err((ENOMEM, "no memory")),
+        };
+        if let Some(old) = old {
+            let _ = self.spares.lock().put(Spare {
+                dev: old,
+                faulty: true,
+                slot: Some(s),
+            });
+        }
+        Ok(())
+    }
+
     /// `faulty` written to a spare's state: it is never used, and stays until `remove`.
     pub fn fail_spare(&self, devt: u32) {
         let mut sp = self.spares.lock();
@@ -200,7 +293,11 @@ impl Array {
             }
             let faulty = self.in_sync() & (1 << s) != 0;
             if let Ok(Some(dev)) = m.replacement.replace(None) {
-                let _ = self.spares.lock().put(Spare { dev, faulty });
+                let _ = self.spares.lock().put(Spare {
+                    dev,
+                    faulty,
+                    slot: faulty.then_some(s),
+                });
             }
         }
     }
@@ -226,7 +323,11 @@ impl Array {
                     s,
                     dev.name()
                 );
-                let _ = self.spares.lock().put(Spare { dev, faulty: false });
+                let _ = self.spares.lock().put(Spare {
+                    dev,
+                    faulty: false,
+                    slot: None,
+                });
             }
         }
         for s in bits(rep) {
@@ -242,7 +343,11 @@ impl Array {
                     s,
                     dev.name()
                 );
-                let _ = self.spares.lock().put(Spare { dev, faulty: false });
+                let _ = self.spares.lock().put(Spare {
+                    dev,
+                    faulty: false,
+                    slot: None,
+                });
             }
         }
         drop(reconfig);
@@ -264,8 +369,23 @@ impl Array {
         }
         let _reconfig = self.reconfig.lock();
         self.retire_replacements();
-        let mut taken = 0u64;
-        for s in bits(self.failed_set()) {
+        // Re-added devices are in their slots already (unless removed since).
+        let mut readd = self.sync().take_readd() & self.failed_set();
+        for s in bits(readd) {
+            if !self.members.get(s).is_some_and(|m| m.dev.is_some()) {
+                readd &= !(1 << s);
+            }
+        }
+        let mut taken = readd;
+        for s in bits(readd) {
+            if let Some(m) = self.members.get(s) {
+                m.errors.store(0, Ordering::Relaxed);
+            }
+            self.with_name(s, |name| {
+                pr_info!("{}: {} re-added to slot {}\n", self.name(), name, s)
+            });
+        }
+        for s in bits(self.failed_set() & !readd) {
             let spare = self.spares.lock().take(|x| !x.faulty);
             let Some(spare) = spare else { break };
             let Some(slot) = self.members.get(s) else {
@@ -295,6 +415,7 @@ impl Array {
                 let _ = self.spares.lock().put(Spare {
                     dev: old,
                     faulty: true,
+                    slot: Some(s),
                 });
             }
             if let Some(m) = self.members.get(s) {
@@ -329,7 +450,9 @@ impl Array {
             return false;
         }
         self.note(EV_STATE);
-        self.sync().begin_recovery(taken, repl);
+        // Only re-added devices: the bitmap says what they missed (md's `Bitmap_sync`).
+        let from_bitmap = readd != 0 && taken == readd && repl == 0 && self.bitmap().is_some();
+        self.sync().begin_recovery(taken, repl, from_bitmap);
         true
     }
 
@@ -382,6 +505,7 @@ impl Array {
                     let _ = self.spares.lock().put(Spare {
                         dev: old,
                         faulty: true,
+                        slot: Some(s),
                     });
                 }
                 Ok(None) => {}

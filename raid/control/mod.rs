@@ -12,9 +12,11 @@ pub mod stat;
 use crate::layout::raid10::{Raid10, Raid10Layout};
 use crate::layout::raid5::{Algorithm, Raid5};
 use crate::layout::{raid0::Raid0, raid1::Raid1, GeometryError, MAX_MEMBERS};
+use crate::meta::bitmap::{self as bitmap_fmt, BitmapSuper};
 use crate::meta::super1 as meta_fmt;
-use crate::meta::super1::Version;
+use crate::meta::super1::{Superblock, Version, FEATURE_BITMAP_OFFSET};
 use crate::raid::level::{raid5::Stripes, Level};
+use crate::raid::meta::bitmap::Bitmap;
 use crate::raid::meta::{self, Meta};
 use crate::raid::slots::Slots;
 use crate::raid::sync::{Units, SPEED_MAX_SYSTEM, SPEED_MIN_SYSTEM};
@@ -27,7 +29,7 @@ use crate::sys::slot::DevSlot;
 use crate::sys::sysfs::{Attr, Buf, Parent, SysfsDir, SysfsOps};
 use crate::sys::workqueue::QueueRef;
 use crate::sys::LockKey;
-use attrs::ArrayAttrs;
+use attrs::{ArrayAttrs, BitmapAttrs};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -46,6 +48,8 @@ const MAX_QUEUE_DEPTH: u32 = 1024;
 /// thread has stopped.
 struct Entry {
     registry: Arc<Registry>,
+    /// `bitmap/`, inside `_dir`, so dropped first.
+    _bitmap_dir: SysfsDir<BitmapAttrs>,
     _dir: SysfsDir<ArrayAttrs>,
     disk: Disk<Array>,
     array: Arc<Array>,
@@ -125,8 +129,8 @@ struct Launch<'a> {
     spares: KVec<MemberDev>,
     /// Replacements being built, by slot.
     replacements: KVec<(usize, MemberDev)>,
-    /// An interrupted rebuild: slots, replacements, point.
-    rebuild: Option<(u64, u64, u64)>,
+    /// An interrupted rebuild: slots, replacements, point, and whether from the bitmap.
+    rebuild: Option<(u64, u64, u64, bool)>,
     /// `create` (a new array, whose first superblocks are to be written) or `assemble`.
     verb: Verb,
     module: ModuleRef,
@@ -273,22 +277,61 @@ impl Control {
             crate::sys::random_bytes(&mut u);
             u
         });
-        let sb = meta::new_array_sb(
+        let mut sb = meta::new_array_sb(
             level,
             devs.len(),
             uuid,
             spec.sb_name.unwrap_or(spec.name_str()),
         )?;
+        let bitmap = if spec.bitmap {
+            Some(self.new_bitmap(spec, v, level, &mut sb)?)
+        } else {
+            None
+        };
+        let bm_bytes = bitmap.as_ref().map_or(0, |b| b.reserved_bytes());
         let mut recs = KVec::with_capacity(devs.len(), GFP_KERNEL)?;
         for (slot, d) in devs.iter().enumerate() {
             recs.push(
-                meta::new_dev(v, d, slot as u32, sb.size, level.data_offset()),
+                meta::new_dev(v, d, slot as u32, sb.size, level.data_offset(), bm_bytes),
                 GFP_KERNEL,
             )?;
         }
         Ok(KBox::pin_init(
-            Meta::new(v, sb, recs, 0, true, true)?,
+            Meta::new(v, sb, recs, 0, true, true, bitmap)?,
             GFP_KERNEL,
+        )?)
+    }
+
+    /// The write-intent bitmap of a new array, placed and sized as mdadm's
+    /// `add_internal_bitmap1` does, recorded in the superblock `sb`; all its bits set, as
+    /// mdadm writes them (the initial resync clears them; with `assume-clean` the daemon).
+    fn new_bitmap<'a>(
+        &self,
+        spec: &CreateSpec<'a>,
+        v: Version,
+        level: &Level,
+        sb: &mut Superblock,
+    ) -> Result<Pin<KBox<Bitmap>>, CtlError<'a>> {
+        let sync = level.sync_sectors();
+        let (chunk, offset) = bitmap_fmt::add_internal(v, sync, sb.size, spec.bitmap_chunk)
+            .map_err(|_| {
+                CtlError::new(
+                    EINVAL,
+                    "create: bitmap_chunk too small: the bitmap does not fit its space",
+                    spec.name_str(),
+                )
+            })?;
+        sb.feature_map |= FEATURE_BITMAP_OFFSET;
+        sb.bitmap_offset = offset as u32;
+        let bsb = BitmapSuper::new(sb.set_uuid, chunk, sync);
+        let needed_from = if spec.assume_clean { u64::MAX } else { 0 };
+        Ok(Bitmap::new(
+            v,
+            i64::from(offset),
+            bsb,
+            None,
+            false,
+            needed_from,
         )?)
     }
 
@@ -355,8 +398,8 @@ impl Control {
         for dev in l.spares {
             array.put_spare(dev)?;
         }
-        if let Some((slots, repl, point)) = l.rebuild {
-            array.sync().resume_recovery(slots, repl, point);
+        if let Some((slots, repl, point, bitmap)) = l.rebuild {
+            array.sync().resume_recovery(slots, repl, point, bitmap);
         }
         if l.verb == Verb::Create {
             if let Some(m) = array.meta() {
@@ -380,11 +423,17 @@ impl Control {
             c_str!("rraid"),
             KBox::pin(ArrayAttrs::new(array.clone()), GFP_KERNEL)?,
         )?;
+        let bitmap_dir = SysfsDir::new(
+            &dir.as_parent(),
+            c_str!("bitmap"),
+            KBox::pin(BitmapAttrs::new(array.clone()), GFP_KERNEL)?,
+        )?;
         array.set_freezer(Some(disk.freezer()?));
         let dirs = array.add_dirs(dir.kobj_ref());
         self.registry.add(array.clone())?;
         let zones = array.level().zones();
         let entry = Entry {
+            _bitmap_dir: bitmap_dir,
             _dir: dir,
             registry: self.registry.clone(),
             disk,

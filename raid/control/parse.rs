@@ -86,6 +86,11 @@ pub struct CreateSpec<'a> {
     pub uuid: Option<[u8; 16]>,
     /// `name=`: the superblock's name (default the array's name).
     pub sb_name: Option<&'a str>,
+    /// `bitmap=internal`: md's write-intent bitmap beside the superblock.
+    pub bitmap: bool,
+    /// `bitmap_chunk=`: its chunk in bytes (mdadm's `--bitmap-chunk`, KiB); mdadm's choice
+    /// (at least 64 MiB) without it.
+    pub bitmap_chunk: Option<u64>,
     /// Member device paths, in slot order.
     pub paths: KVec<&'a str>,
 }
@@ -184,7 +189,7 @@ fn parse_layout(v: &str) -> Result<Algorithm, &'static str> {
 const DEFAULT_RAID0_LAYOUT: Raid0Layout = Raid0Layout::Original;
 
 /// Parses `NAME [level=L] [layout=A] [chunk=C] [size=S] [metadata=V] [data_offset=O]
-/// [uuid=U] [name=N] [assume-clean] DEVICE...`.
+/// [uuid=U] [name=N] [bitmap=internal|none] [bitmap_chunk=B] [assume-clean] DEVICE...`.
 pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let s = text(input)?;
     let mut words = s.split_ascii_whitespace();
@@ -206,6 +211,8 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
     let mut data_offset = None;
     let mut uuid = None;
     let mut sb_name = None;
+    let mut bitmap = None;
+    let mut bitmap_chunk = None;
     let mut paths = KVec::new();
     for w in words {
         if let Some(v) = w.strip_prefix("level=") {
@@ -285,6 +292,33 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
                 ));
             }
             sb_name = Some(v);
+        } else if let Some(v) = w.strip_prefix("bitmap=") {
+            if bitmap.is_some() {
+                return Err(CtlError::new(EINVAL, "create: bitmap given twice", w));
+            }
+            bitmap = Some(match v {
+                "internal" => true,
+                "none" => false,
+                _ => {
+                    return Err(CtlError::new(
+                        EINVAL,
+                        "create: bitmap must be internal or none",
+                        v,
+                    ))
+                }
+            });
+        } else if let Some(v) = w.strip_prefix("bitmap_chunk=") {
+            if bitmap_chunk.is_some() {
+                return Err(CtlError::new(EINVAL, "create: bitmap_chunk given twice", w));
+            }
+            let kib = parse_size(v)
+                .filter(|k| k.is_power_of_two() && *k >= 4 && *k <= 1 << 30)
+                .ok_or(CtlError::new(
+                    EINVAL,
+                    "create: bitmap_chunk must be a power of two from 4K, KiB or suffix K, M, G",
+                    v,
+                ))?;
+            bitmap_chunk = Some(kib * 1024);
         } else if w == "assume-clean" {
             assume_clean = true;
         } else if w.starts_with('/') {
@@ -357,6 +391,28 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         }
         _ => {}
     }
+    let bitmap = bitmap.unwrap_or(false);
+    if bitmap_chunk.is_some() && !bitmap {
+        return Err(CtlError::new(
+            EINVAL,
+            "create: bitmap_chunk needs bitmap=internal",
+            first,
+        ));
+    }
+    if bitmap && metadata.is_none() {
+        return Err(CtlError::new(
+            EINVAL,
+            "create: bitmap=internal needs metadata 1.0, 1.1 or 1.2",
+            first,
+        ));
+    }
+    if bitmap && level == LevelKind::Raid0 {
+        return Err(CtlError::new(
+            EINVAL,
+            "create: RAID 0 has no bitmap: nothing to resync",
+            first,
+        ));
+    }
     if paths.len() < 2 {
         return Err(CtlError::new(
             EINVAL,
@@ -378,6 +434,8 @@ pub fn parse_create(input: &[u8]) -> Result<CreateSpec<'_>, CtlError<'_>> {
         data_offset,
         uuid,
         sb_name,
+        bitmap,
+        bitmap_chunk,
         paths,
     })
 }

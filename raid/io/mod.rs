@@ -239,6 +239,9 @@ impl Array {
         match rq.op() {
             ReqOp::Read | ReqOp::Write => {
                 let write = rq.op() == ReqOp::Write;
+                if write {
+                    self.start_intent(rq);
+                }
                 for src in rq.bios() {
                     self.level.map_bio(self, &src, write)?;
                 }
@@ -250,13 +253,19 @@ impl Array {
                 }
                 Ok(())
             }
-            ReqOp::Discard => self.map_ranges(rq, RangeOp::Discard),
-            ReqOp::WriteZeroes => self.map_ranges(
-                rq,
-                RangeOp::WriteZeroes {
-                    no_unmap: rq.no_unmap(),
-                },
-            ),
+            ReqOp::Discard => {
+                self.start_intent(rq);
+                self.map_ranges(rq, RangeOp::Discard)
+            }
+            ReqOp::WriteZeroes => {
+                self.start_intent(rq);
+                self.map_ranges(
+                    rq,
+                    RangeOp::WriteZeroes {
+                        no_unmap: rq.no_unmap(),
+                    },
+                )
+            }
             ReqOp::Other => Err(BlkStatus::NOTSUPP),
         }
     }
@@ -428,6 +437,20 @@ impl DiskOps for Array {
 }
 
 impl Array {
+    /// md's `md_bitmap_startwrite` for a write request about to be mapped: its chunks' bits
+    /// are on the members before any of its member writes is sent, and it is counted out
+    /// when it ends ([`intent_done`]). Worker context.
+    pub(crate) fn start_intent(&self, rq: &InflightRequest<Array>) {
+        let Some(b) = self.meta().and_then(|m| m.bitmap()) else {
+            return;
+        };
+        let Some((start, len)) = self.level.intent_range(rq.sector(), rq.sectors()) else {
+            return;
+        };
+        b.start_write(self, start, len);
+        rq.on_end(intent_done);
+    }
+
     /// Marks the superblocks active if a write request is in flight and they say clean.
     fn write_start(&self) {
         if self.write_reqs.load(Ordering::SeqCst) > 0 {
@@ -445,5 +468,14 @@ impl Array {
         }
         st.closing = true;
         Ok(())
+    }
+}
+
+/// A write request counted in the bitmap ended (md's `md_bitmap_endwrite`); any context.
+fn intent_done(array: &Array, sector: u64, sectors: u64, ok: bool) {
+    let Some(m) = array.meta() else { return };
+    let Some(b) = m.bitmap() else { return };
+    if let Some((start, len)) = array.level.intent_range(sector, sectors) {
+        b.end_write(start, len, ok, array.degraded() > 0, m.events());
     }
 }

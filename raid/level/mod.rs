@@ -363,6 +363,32 @@ impl Level {
         }
     }
 
+    /// Whether sync windows keep writes out with stripe heads rather than the barrier
+    /// (RAID 4/5/6): the write-intent bitmap is then read per stripe window, under the heads.
+    pub fn syncs_in_stripes(&self) -> bool {
+        matches!(self, Self::Raid5(_))
+    }
+
+    /// The range of the sync space ([`Level::sync_sectors`]) a write of `len` array sectors at
+    /// `start` touches: what the write-intent bitmap marks. RAID 4/5/6 mark the whole rows,
+    /// parity included; RAID 0 has no bitmap.
+    pub fn intent_range(&self, start: u64, len: u64) -> Option<(u64, u64)> {
+        if len == 0 {
+            return None;
+        }
+        match self {
+            Self::Raid0(_) => None,
+            Self::Raid1(_) | Self::Raid10(_) => Some((start, len)),
+            Self::Raid5(st) => {
+                let g = st.geo();
+                let chunk = g.chunk_sectors();
+                let row = chunk.checked_mul(g.data() as u64)?;
+                let (first, last) = (start / row, (start + len - 1) / row);
+                Some((first * chunk, (last - first + 1) * chunk))
+            }
+        }
+    }
+
     /// Why members cannot be compared or copied now (resync, check, repair), given `in_sync`
     /// members in sync and `degraded` out: RAID 1 needs two, the others all (md skips a
     /// degraded one).

@@ -20,19 +20,26 @@
 //!   so a crash while active resyncs from the start; a rebuilding device records its
 //!   `recovery_offset`, written at least every 1/16 of the job ([`Meta::checkpoint`]).
 //!
+//! - with a write-intent bitmap ([`bitmap`]), its superblock is written with the events
+//!   before the superblocks are, and its daemon runs on the metadata thread.
+//!
 //! RAID 0 has no clean or dirty: its superblocks are written at create only, as md's.
 //! `metadata=none` arrays have none of this.
 
+pub mod bitmap;
+
 use crate::meta::events::Events;
 use crate::meta::super1::{
-    Placement, Superblock, Version, FEATURE_RAID0_LAYOUT, FEATURE_RECOVERY_OFFSET,
-    FEATURE_REPLACEMENT, ROLE_FAULTY, ROLE_SPARE, SB_BYTES, SB_MAGIC,
+    Placement, Superblock, Version, FEATURE_BITMAP_OFFSET, FEATURE_RAID0_LAYOUT,
+    FEATURE_RECOVERY_BITMAP, FEATURE_RECOVERY_OFFSET, FEATURE_REPLACEMENT, ROLE_FAULTY, ROLE_SPARE,
+    SB_BYTES, SB_MAGIC,
 };
 use crate::raid::level::Level;
 use crate::raid::{Array, Role};
 use crate::sys::kthread::{self, Thread};
 use crate::sys::member::MemberDev;
 use crate::sys::pagebuf::PageBuf;
+use bitmap::Bitmap;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{fmt, new_mutex, prelude::*, str::CString, sync::Arc, sync::Mutex};
 
@@ -58,6 +65,28 @@ pub struct DevMeta {
     pub corrected: u32,
     /// The events its superblock holds on disk.
     pub sb_events: u64,
+}
+
+impl DevMeta {
+    /// The record of device `devt`, whose superblock is `sb`.
+    pub fn from_super(devt: u32, sb: &Superblock) -> Self {
+        Self {
+            devt,
+            dev_number: sb.dev_number,
+            uuid: sb.device_uuid,
+            place: Placement {
+                super_offset: sb.super_offset,
+                data_offset: sb.data_offset,
+                data_size: sb.data_size,
+                bblog_offset: sb.bblog_offset,
+                bblog_size: sb.bblog_size,
+            },
+            devflags: sb.devflags,
+            bblog_shift: sb.bblog_shift,
+            corrected: sb.cnt_corrected_read,
+            sb_events: sb.events,
+        }
+    }
 }
 
 /// A device's part, as its superblock records it.
@@ -101,6 +130,9 @@ pub struct Meta {
     /// A member-set change waits to be written.
     change: AtomicBool,
     safe_mode_ms: AtomicU32,
+    /// The events the superblocks hold (or are being written with).
+    events_now: AtomicU64,
+    bitmap: Option<Pin<KBox<Bitmap>>>,
     #[pin]
     thread: Mutex<Option<Thread<Array>>>,
 }
@@ -115,6 +147,7 @@ impl Meta {
         events: u64,
         clean: bool,
         created: bool,
+        bitmap: Option<Pin<KBox<Bitmap>>>,
     ) -> Result<impl PinInit<Self>> {
         let raid0 = sb.level == 0;
         let raid0_done = raid0 && !created;
@@ -137,8 +170,20 @@ impl Meta {
             active: AtomicBool::new(!clean),
             change: AtomicBool::new(false),
             safe_mode_ms: AtomicU32::new(SAFE_MODE_MS),
+            events_now: AtomicU64::new(events),
+            bitmap,
             thread <- new_mutex!(None, "rraid::meta_thread"),
         }))
+    }
+
+    /// The write-intent bitmap, if the array has one.
+    pub fn bitmap(&self) -> Option<&Bitmap> {
+        self.bitmap.as_deref()
+    }
+
+    /// The events the superblocks hold.
+    pub fn events(&self) -> u64 {
+        self.events_now.load(Ordering::Acquire)
     }
 
     /// The metadata version.
@@ -196,7 +241,8 @@ impl Meta {
         }
         let mut buf = PageBuf::new(false)?;
         wipe_others(dev, Some(self.version), &mut buf)?;
-        let rec = new_dev(self.version, dev, n, i.sb.size, data_offset);
+        let bm = self.bitmap().map_or(0, |b| b.reserved_bytes());
+        let rec = new_dev(self.version, dev, n, i.sb.size, data_offset, bm);
         i.devs.push(rec, GFP_KERNEL)?;
         if i.sb.max_dev <= n {
             i.sb.max_dev = n + 1;
@@ -204,6 +250,57 @@ impl Meta {
         drop(i);
         self.note_change();
         Ok(())
+    }
+
+    /// md's `super_1_validate` for a device joining a running array with a bitmap: one that
+    /// was a member of this array, knows its slot, and is not older than the bitmap's
+    /// `events_cleared`, goes back to that slot (if free: not in `busy`) with its device
+    /// number and UUID, and only what the bitmap marks is rebuilt. Returns the slot; `None`
+    /// for a spare (rebuilt whole). `EBUSY` while its device number is still another device's
+    /// (md's `bind_rdev_to_array`): the old device must be removed first.
+    pub fn returning(
+        &self,
+        array: &Array,
+        dev: &MemberDev,
+        busy: u64,
+    ) -> Result<Option<usize>, (Error, &'static str)> {
+        let Some(b) = self.bitmap() else {
+            return Ok(None);
+        };
+        let mut buf = PageBuf::new(false).map_err(|e| (e, "no memory"))?;
+        let at = self.version.sb_offset(dev.sectors());
+        if dev.read_meta(at, &mut buf, SB_BYTES).is_err() {
+            return Ok(None);
+        }
+        let Ok(sb) = Superblock::decode(buf.bytes(), self.version, at) else {
+            return Ok(None);
+        };
+        let mut i = self.inner.lock();
+        let role = u32::from(sb.own_role());
+        let whole = sb.feature_map & FEATURE_RECOVERY_OFFSET != 0
+            && sb.feature_map & FEATURE_RECOVERY_BITMAP == 0;
+        if sb.set_uuid != i.sb.set_uuid
+            || sb.events < b.events_cleared()
+            || whole
+            || role >= i.sb.raid_disks
+            || busy & (1u64 << (role & 63)) != 0
+            || sb.data_offset != array.level().data_offset()
+        {
+            return Ok(None);
+        }
+        if i.devs.iter().any(|d| d.dev_number == sb.dev_number) {
+            return Err((
+                EBUSY,
+                "its device number is still another device's: remove that one first",
+            ));
+        }
+        let rec = DevMeta::from_super(dev.devt(), &sb);
+        i.devs
+            .push(rec, GFP_KERNEL)
+            .map_err(|_| (ENOMEM, "no memory"))?;
+        drop(i);
+        self.note_change();
+        Ok(Some(role as usize))
     }
 
     /// Writes a noted member-set change, if any. Task context; takes no array lock but the
@@ -259,6 +356,12 @@ impl Meta {
     /// for (at `remove` there are none).
     pub fn stop_writes(&self, array: &Array) {
         self.flush(array);
+        // md's `md_bitmap_flush`: passes enough to clear every idle chunk.
+        if let Some(b) = self.bitmap() {
+            for _ in 0..3 {
+                b.daemon(array, true);
+            }
+        }
         if !self.raid0 {
             let _ = self.try_clean(array);
         }
@@ -287,6 +390,13 @@ impl Meta {
         let clean = i.clean_on_disk && !array.sync().needs_resync();
         let nospares = i.events.step(clean_step, array.degraded() > 0, clean);
         let events = i.events.count;
+        self.events_now.store(events, Ordering::Release);
+        // md's `md_bitmap_update_sb` comes first: a bitmap never holds fewer events than the
+        // superblocks, or assembly would call it stale. Every page when devices changed, so a
+        // device that just took a slot holds the whole bitmap.
+        if let Some(b) = self.bitmap() {
+            b.update_sb(array, events, !clean_step);
+        }
         i.sb.utime = crate::sys::real_seconds();
         i.sb.events = events;
         i.sb.resync_offset = if i.clean_on_disk || self.raid0 {
@@ -329,7 +439,7 @@ impl Meta {
                 continue;
             }
             let mut sb: Superblock = *i.sb;
-            sb.feature_map &= FEATURE_RAID0_LAYOUT;
+            sb.feature_map &= FEATURE_RAID0_LAYOUT | FEATURE_BITMAP_OFFSET;
             sb.dev_number = d.dev_number;
             sb.device_uuid = d.uuid;
             sb.super_offset = d.place.super_offset;
@@ -344,6 +454,10 @@ impl Meta {
             match role {
                 DevRole::Recovering(_) => {
                     sb.feature_map |= FEATURE_RECOVERY_OFFSET;
+                    // A re-added device rebuilt from the bitmap resumes as such.
+                    if array.sync().bitmap_recovery() {
+                        sb.feature_map |= FEATURE_RECOVERY_BITMAP;
+                    }
                     sb.recovery_offset = point;
                 }
                 DevRole::Replacement(_) => {
@@ -413,6 +527,9 @@ fn meta_thread(array: &Array) {
             (delay / 2).clamp(5, 100)
         });
         meta.flush(array);
+        if let Some(b) = meta.bitmap() {
+            b.daemon(array, false);
+        }
         let gen = meta.gen.load(Ordering::Relaxed);
         if gen != last_gen || array.write_reqs.load(Ordering::Acquire) != 0 || delay == 0 {
             last_gen = gen;
@@ -529,6 +646,7 @@ pub fn new_dev(
     slot: u32,
     size: u64,
     data_offset: u64,
+    bitmap_bytes: u64,
 ) -> DevMeta {
     let mut uuid = [0u8; 16];
     crate::sys::random_bytes(&mut uuid);
@@ -536,7 +654,17 @@ pub fn new_dev(
         devt: dev.devt(),
         dev_number: slot,
         uuid,
-        place: crate::meta::super1::placement(version, dev.sectors(), size, data_offset),
+        place: if bitmap_bytes == 0 {
+            crate::meta::super1::placement(version, dev.sectors(), size, data_offset)
+        } else {
+            crate::meta::super1::placement_with_bitmap(
+                version,
+                dev.sectors(),
+                size,
+                data_offset,
+                bitmap_bytes,
+            )
+        },
         devflags: 0,
         bblog_shift: 0,
         corrected: 0,

@@ -121,6 +121,12 @@ struct Counters {
     recovering: AtomicU64,
     replacing: AtomicU64,
     recovery_point: AtomicU64,
+    /// The recovery copies only what the write-intent bitmap marks (every slot it rebuilds
+    /// was re-added, md's `Bitmap_sync`, and no replacement is built).
+    bitmap_rec: AtomicBool,
+    /// Slots re-added (their device back in them) that the next recovery rebuilds from the
+    /// bitmap.
+    readd: AtomicU64,
     /// Slots asked to be replaced (md's `WantReplacement`), waiting for a spare or being
     /// replaced.
     want_replace: AtomicU64,
@@ -177,6 +183,8 @@ impl SyncState {
                 replacing: AtomicU64::new(0),
                 want_replace: AtomicU64::new(0),
                 recovery_point: AtomicU64::new(0),
+                bitmap_rec: AtomicBool::new(false),
+                readd: AtomicU64::new(0),
                 kick_pending: AtomicBool::new(false),
                 kick_queued: AtomicBool::new(false),
                 auto_off: AtomicBool::new(false),
@@ -269,9 +277,32 @@ impl SyncState {
         self.c.recovering.load(Ordering::Acquire)
     }
 
+    /// Whether the running (or next) recovery copies only the chunks the bitmap marks.
+    pub fn bitmap_recovery(&self) -> bool {
+        self.c.bitmap_rec.load(Ordering::Acquire)
+    }
+
+    /// Slot `slot`'s device came back (md's re-add): the next recovery rebuilds it from the
+    /// bitmap.
+    pub(crate) fn mark_readd(&self, slot: usize) {
+        self.c.readd.fetch_or(1 << slot, Ordering::AcqRel);
+        self.want_kick();
+    }
+
+    /// The slots re-added since the last recovery began.
+    pub(crate) fn take_readd(&self) -> u64 {
+        self.c.readd.swap(0, Ordering::AcqRel)
+    }
+
+    /// The slots re-added and waiting for their recovery.
+    pub(crate) fn readd_pending(&self) -> u64 {
+        self.c.readd.load(Ordering::Acquire)
+    }
+
     /// Starts the recovery of the slots `slots` and the replacements of `repl` from member
-    /// sector 0.
-    pub(crate) fn begin_recovery(&self, slots: u64, repl: u64) {
+    /// sector 0; `bitmap`: only what the bitmap marks.
+    pub(crate) fn begin_recovery(&self, slots: u64, repl: u64, bitmap: bool) {
+        self.c.bitmap_rec.store(bitmap, Ordering::Release);
         self.c.recovery_point.store(0, Ordering::Release);
         self.c.recovering.store(slots, Ordering::Release);
         self.c.replacing.store(repl, Ordering::Release);
@@ -281,6 +312,7 @@ impl SyncState {
     /// replacement it built, which are no longer in progress.
     pub(crate) fn end_recovery(&self) -> (u64, u64) {
         self.c.recovery_point.store(u64::MAX, Ordering::Release);
+        self.c.bitmap_rec.store(false, Ordering::Release);
         (
             self.c.recovering.swap(0, Ordering::AcqRel),
             self.c.replacing.swap(0, Ordering::AcqRel),
@@ -337,7 +369,10 @@ impl SyncState {
 
     /// An interrupted rebuild found at assembly: slots `slots` and the replacements of `repl`
     /// hold current data below member sector `point`, and the recovery goes on from there.
-    pub(crate) fn resume_recovery(&self, slots: u64, repl: u64, point: u64) {
+    pub(crate) fn resume_recovery(&self, slots: u64, repl: u64, point: u64, bitmap: bool) {
+        self.c
+            .bitmap_rec
+            .store(bitmap && repl == 0, Ordering::Release);
         self.c.recovery_point.store(point, Ordering::Release);
         self.c.recovering.store(slots, Ordering::Release);
         self.c.replacing.store(repl, Ordering::Release);

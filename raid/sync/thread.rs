@@ -45,6 +45,7 @@ impl Array {
             return c.requested;
         }
         if self.sync.recovering() | self.sync.replacing() != 0
+            || self.sync.readd_pending() & self.failed_set() != 0
             || self.spare_wanted()
             || self.replacement_wanted()
         {
@@ -267,6 +268,32 @@ impl Array {
         claimed
     }
 
+    /// Whether `action` copies only what the write-intent bitmap marks: a resync, and a
+    /// recovery of re-added devices.
+    fn bitmap_guided(&self, action: Action) -> bool {
+        self.meta().and_then(|m| m.bitmap()).is_some()
+            && match action {
+                Action::Resync => true,
+                Action::Recover => self.sync.bitmap_recovery(),
+                _ => false,
+            }
+    }
+
+    /// md's `md_bitmap_start_sync` for the window `[start, start + len)` of `action`, called
+    /// with the window's writes kept out (its barrier bucket raised, or its stripe heads
+    /// held): whether the window is clean in the bitmap and skipped. A window synced takes its
+    /// chunks' marks on, unless the array stays degraded.
+    pub(crate) fn bitmap_skips(&self, action: Action, start: u64, len: u64) -> bool {
+        let Some(bm) = self.meta().and_then(|m| m.bitmap()) else {
+            return false;
+        };
+        let degraded = match action {
+            Action::Recover => self.failed_set() & !self.sync.recovering() != 0,
+            _ => self.degraded() > 0,
+        };
+        !bm.start_sync(start, len, degraded) && self.bitmap_guided(action)
+    }
+
     /// One job over the whole member space.
     fn run_job(&self, action: Action) {
         let total = self.level.sync_sectors();
@@ -319,6 +346,14 @@ impl Array {
         // md records where a rebuild (and a clean array's resync) is at least every 1/16.
         let step16 = (total / 16).max(1);
         let mut next_ckpt = pos.saturating_add(step16);
+        // md's `md_bitmap_start_sync`: a resync, and a recovery of re-added devices, copy only
+        // the chunks the write-intent bitmap marks; every job moves the marks it covers on.
+        let bitmap = self.meta().and_then(|m| m.bitmap());
+        let guided = self.bitmap_guided(action);
+        let chunk = bitmap.map_or(1, |b| b.chunk_sectors());
+        // Chunks below `ended` are done with (their marks ended).
+        let mut ended = pos & !(chunk - 1);
+        let mut skipped = 0u64;
         while pos < total {
             if pos >= next_ckpt && matches!(action, Action::Resync | Action::Recover) {
                 next_ckpt = pos.saturating_add(step16);
@@ -335,9 +370,35 @@ impl Array {
                 ok = false;
                 break;
             }
-            self.throttle(&marks, pos, last_ns);
             let n = step.min(total - pos).min(bucket_end(pos) - pos);
             let b = bucket(pos);
+            // Marks are read with the bucket raised: a write in flight there has ended and
+            // marked what it missed, and the next one maps after the points moved. RAID 4/5/6
+            // read them under each window's stripe heads instead.
+            if bitmap.is_some() && !self.level.syncs_in_stripes() {
+                if guided {
+                    self.sync.barrier.raise(b);
+                    let skip = self.bitmap_skips(action, pos, n);
+                    if skip {
+                        match action {
+                            Action::Resync => {
+                                self.sync.c.resync_point.store(pos + n, Ordering::Release)
+                            }
+                            _ => self.sync.built_to(pos + n),
+                        }
+                    }
+                    self.sync.barrier.lower(b);
+                    if skip {
+                        pos += n;
+                        skipped += n;
+                        self.sync.c.done.store(pos, Ordering::Release);
+                        continue;
+                    }
+                } else {
+                    self.bitmap_skips(action, pos, n);
+                }
+            }
+            self.throttle(&marks, pos, last_ns);
             let t = kthread::now_ns();
             self.sync.barrier.raise(b);
             let done = self.level.sync_window(self, action, pos, n, &mut win);
@@ -358,12 +419,36 @@ impl Array {
             }
             last_ns = kthread::now_ns().saturating_sub(t);
             pos += n;
+            if let Some(bm) = bitmap {
+                let to = if pos >= total {
+                    total
+                } else {
+                    pos & !(chunk - 1)
+                };
+                if to > ended {
+                    bm.end_sync(ended, to - ended, false);
+                    ended = to;
+                }
+            }
             self.sync.c.done.store(pos, Ordering::Release);
             // Marks: one a second; the throttle measures from the oldest kept.
             let now = kthread::now_ns();
             if now.saturating_sub(marks[next_mark].ns) >= MARK_NS {
                 next_mark = (next_mark + 1) % MARKS;
                 marks[next_mark] = Mark { ns: now, done: pos };
+            }
+        }
+        if let Some(bm) = bitmap {
+            if ended < total {
+                bm.end_sync(ended, total - ended, !ok);
+            }
+            if skipped > 0 {
+                pr_info!(
+                    "{}: {}: {} KiB per member skipped, clean in the bitmap\n",
+                    self.name(),
+                    action.desc(),
+                    skipped / 2
+                );
             }
         }
         if ok && action == Action::Resync {

@@ -82,6 +82,9 @@ impl Array {
                 if write && self.is_broken() {
                     return Err(BlkStatus::IOERR);
                 }
+                if write {
+                    self.start_intent(rq);
+                }
                 for src in rq.bios() {
                     self.map_bio5(st, &src, write, batch)?;
                 }

@@ -36,6 +36,16 @@ impl Stripes {
             let (unit, win, _) = self.window(stripe, at % chunk);
             let base = self.geo.stripe_start(stripe) + win as u64 * ws;
             let mut slot = self.acquire(unit, all_cols);
+            // Clean in the write-intent bitmap: read with the heads held, so no write is
+            // planned against the old recovery point meanwhile.
+            if array.bitmap_skips(action, at, ws) {
+                if action == Action::Recover {
+                    array.sync().built_to(at + ws);
+                }
+                self.release(unit, slot);
+                at += ws;
+                continue;
+            }
             let res = self.sync_window(array, action, stripe, base, &mut slot, scratch);
             if action == Action::Recover && res.is_ok() {
                 // Before the heads go: a write planned after the copy must see it done.
