@@ -453,8 +453,17 @@ md_stop() {
 
 # md_asm MEMBERS...: assembles /dev/md0 from its superblocks (fewer members: degraded).
 md_asm() {
+	md_mods
 	mdadm --assemble /dev/md0 --run "$@" </dev/null || { fail "mdadm --assemble /dev/md0 $*"; return 1; }
 	[ -b /dev/md0 ] || { fail "/dev/md0 missing after assemble"; return 1; }
+}
+
+# md_mods: loads md's personalities (built as modules), for mdadm's create and assemble.
+md_mods() {
+	modprobe raid1 2>/dev/null
+	modprobe raid456 2>/dev/null
+	modprobe raid10 2>/dev/null
+	return 0
 }
 
 # md_idle: waits (at most 150 s) until md0 runs no sync action.

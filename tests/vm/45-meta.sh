@@ -15,9 +15,7 @@ md_mk() {
 	local md lvl v o
 	md=$1 lvl=$2 v=$3 o=$4
 	shift 4
-	modprobe raid1 2>/dev/null
-	modprobe raid456 2>/dev/null
-	modprobe raid10 2>/dev/null
+	md_mods
 	mdadm --create "$md" --run --level="$lvl" --metadata="$v" --raid-devices=$# \
 		--bitmap=none $o "$@" </dev/null || { fail "mdadm --create $md level $lvl $v"; return 1; }
 	md_idle
@@ -256,10 +254,17 @@ bad_meta() {
 	sb_poke "$2" 9 32 fix
 	mdadm --examine "$2" | grep -q 'Checksum : .* - correct' || { mdadm --examine "$2"; fail "sb_poke broke the checksum"; return 1; }
 	assemble_bad "unknown feature" "$1" "$2" || return 1
-	# A known feature rraid lacks: md's write-intent bitmap (bit 0).
+	# A known feature rraid lacks: md's journal (bit 9).
+	sb_poke "$2" 9 2 fix
+	assemble_bad "feature not supported: journal" "$1" "$2" || return 1
+	# The bitmap bit (bit 0) with no bitmap where it points: both devices, so the freshest
+	# has it.
+	dd if="$1" of="$T_DIR/sb1" bs=4096 skip=1 count=1 2>/dev/null
 	sb_poke "$2" 9 0 fix
 	sb_poke "$2" 8 1 fix
-	assemble_bad "feature" "$1" "$2" || return 1
+	sb_poke "$1" 8 1 fix
+	assemble_bad "bitmap superblock is invalid" "$1" "$2" || return 1
+	dd if="$T_DIR/sb1" of="$1" bs=4096 seek=1 count=1 conv=notrunc 2>/dev/null
 	dd if="$T_DIR/sb2" of="$2" bs=4096 seek=1 count=1 conv=notrunc 2>/dev/null
 	# A corrupted checksum: its low byte flipped (setting it to a fixed value leaves it right
 	# when it already held that value).
@@ -280,16 +285,6 @@ bad_meta() {
 	assemble_bad "0.90" "$3" "$4" || return 1
 	# Still assembles whole.
 	asm rraid0 "$1" "$2" || return 1
-}
-
-# A feature rraid lacks (md's internal bitmap): refused, members untouched.
-md_bitmap_refused() {
-	set -- $(first 2 $DISKS)
-	modprobe raid1
-	mdadm --create /dev/md0 --run --level=1 --metadata=1.2 --raid-devices=2 --bitmap=internal \
-		--assume-clean "$1" "$2" </dev/null || { fail "mdadm --create --bitmap"; return 1; }
-	md_stop /dev/md0 || return 1
-	assemble_bad "feature" "$1" "$2"
 }
 
 # A member failed, the array written, removed: assembled with the stale device listed, it is
@@ -434,7 +429,6 @@ t_run meta-md-dirty-resync md_dirty
 t_run meta-md-mid-rebuild md_mid_rebuild
 t_run meta-md-degraded md_degraded
 t_run meta-bad-metadata bad_meta
-t_run meta-md-bitmap-refused md_bitmap_refused
 t_run meta-stale-member stale_member
 t_run meta-replacement-resume replacement_resume
 t_run meta-clean-active clean_active
