@@ -8,7 +8,7 @@ use super::member::MemberDev;
 use super::pagebuf::{PageBuf, PAGE_BYTES};
 use super::request::RqBio;
 use super::stack::{Linked, Stack};
-use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_NOWAIT, REQ_PREFLUSH};
+use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_FAILFAST, REQ_NOWAIT, REQ_PREFLUSH};
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
@@ -226,6 +226,13 @@ impl<C: BioCtx> Bio<C> {
     pub fn status(&self) -> BlkStatus {
         // SAFETY: The bio is valid by the type invariant; the member has completed it.
         BlkStatus::from_raw(unsafe { (*self.bio.as_ptr()).bi_status })
+    }
+
+    /// Asks the member's drivers not to retry this bio (md's `MD_FAILFAST`): an error comes
+    /// back at once, for the caller to use another copy.
+    pub fn set_failfast(&mut self) {
+        // SAFETY: The bio is ours and not yet submitted (only `submit` gives it away).
+        unsafe { (*self.bio.as_ptr()).bi_opf |= REQ_FAILFAST };
     }
 
     /// Puts the bio and hands back its context.

@@ -2,10 +2,11 @@
 
 use super::pagebuf::PageBuf;
 use super::{
-    BlkStatus, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE, BLK_FEAT_ZONED, REQ_FUA, REQ_META, REQ_PREFLUSH,
-    REQ_SYNC,
+    BlkStatus, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE, BLK_FEAT_ZONED, REQ_FAILFAST, REQ_FUA, REQ_META,
+    REQ_PREFLUSH, REQ_SYNC,
 };
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{bindings, error::from_err_ptr, page::Page, prelude::*, str::CStr};
 
 /// `BLK_OPEN_READ | BLK_OPEN_WRITE`; the macros carry `__force` casts and are not generated.
@@ -42,6 +43,8 @@ pub struct MemberDev {
     bdev: NonNull<bindings::block_device>,
     name: [u8; NAME_LEN],
     name_len: usize,
+    /// md's `FailFast` flag of the device (its rdev's): its bios may carry `REQ_FAILFAST`.
+    failfast: AtomicBool,
 }
 
 // SAFETY: An open block device may be used and closed from any thread.
@@ -101,6 +104,7 @@ impl MemberDev {
             bdev,
             name: [0; NAME_LEN],
             name_len: 0,
+            failfast: AtomicBool::new(false),
         };
         dev.set_name();
         Ok(dev)
@@ -151,6 +155,16 @@ impl MemberDev {
     /// The kernel's name of the device, e.g. `vdb`.
     pub fn name(&self) -> &str {
         core::str::from_utf8(&self.name[..self.name_len]).unwrap_or("?")
+    }
+
+    /// Whether the device is marked failfast (`dev-X/state`, the superblock's `devflags`).
+    pub fn failfast(&self) -> bool {
+        self.failfast.load(Ordering::Relaxed)
+    }
+
+    /// Marks the device failfast, or not.
+    pub fn set_failfast(&self, on: bool) {
+        self.failfast.store(on, Ordering::Relaxed);
     }
 
     /// The device number.
@@ -246,8 +260,16 @@ impl MemberDev {
     /// Writes `len` bytes of `buf` at `sector` as md writes superblocks (`md_super_write`):
     /// the device's cache flushed first and the write itself durable (`REQ_PREFLUSH |
     /// REQ_FUA`), and waits for it.
-    pub fn write_meta(&self, sector: u64, buf: &PageBuf, len: usize) -> Result<(), BlkStatus> {
-        let op = bindings::req_op_REQ_OP_WRITE | REQ_SYNC | REQ_META | REQ_PREFLUSH | REQ_FUA;
+    /// With `failfast`, the member's drivers do not retry it (md's `MD_FAILFAST`).
+    pub fn write_meta(
+        &self,
+        sector: u64,
+        buf: &PageBuf,
+        len: usize,
+        failfast: bool,
+    ) -> Result<(), BlkStatus> {
+        let ff = if failfast { REQ_FAILFAST } else { 0 };
+        let op = bindings::req_op_REQ_OP_WRITE | REQ_SYNC | REQ_META | REQ_PREFLUSH | REQ_FUA | ff;
         self.page_io(sector, buf.raw(), len, op)
     }
 
@@ -260,9 +282,11 @@ impl MemberDev {
         buf: &PageBuf,
         len: usize,
         preflush: bool,
+        failfast: bool,
     ) -> Result<(), BlkStatus> {
         let flush = if preflush { REQ_PREFLUSH } else { 0 };
-        let op = bindings::req_op_REQ_OP_WRITE | REQ_SYNC | REQ_META | REQ_FUA | flush;
+        let ff = if failfast { REQ_FAILFAST } else { 0 };
+        let op = bindings::req_op_REQ_OP_WRITE | REQ_SYNC | REQ_META | REQ_FUA | flush | ff;
         self.page_io(sector, buf.raw(), len, op)
     }
 

@@ -119,6 +119,9 @@ pub(crate) const REQ_NOUNMAP: u32 = 1 << bindings::req_flag_bits___REQ_NOUNMAP;
 pub(crate) const REQ_SYNC: u32 = 1 << bindings::req_flag_bits___REQ_SYNC;
 /// `REQ_NOWAIT`.
 pub(crate) const REQ_NOWAIT: u32 = 1 << bindings::req_flag_bits___REQ_NOWAIT;
+/// md's `MD_FAILFAST`: `REQ_FAILFAST_DEV | REQ_FAILFAST_TRANSPORT`, no retries below.
+pub(crate) const REQ_FAILFAST: u32 = (1 << bindings::req_flag_bits___REQ_FAILFAST_DEV)
+    | (1 << bindings::req_flag_bits___REQ_FAILFAST_TRANSPORT);
 
 impl ReqOp {
     pub(crate) fn from_opf(opf: u32) -> Self {

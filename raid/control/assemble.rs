@@ -15,7 +15,7 @@ use crate::layout::MAX_MEMBERS;
 use crate::meta::assemble::{analyze, AssembleError, Part};
 use crate::meta::bitmap::{self as bitmap_fmt, BitmapError, BitmapSuper};
 use crate::meta::super1::{
-    probe_090, sb090_offset, SbError, Superblock, Version, FEATURE_BITMAP_OFFSET,
+    probe_090, sb090_offset, SbError, Superblock, Version, FAIL_FAST, FEATURE_BITMAP_OFFSET,
     FEATURE_RAID0_LAYOUT, FEATURE_RECOVERY_BITMAP, MAX_SECTOR, SB_BYTES, SB_MAGIC,
 };
 use crate::raid::meta::bitmap::Bitmap;
@@ -408,6 +408,7 @@ impl Control {
                 continue;
             }
             changed |= sb.events != sum.events;
+            dev.set_failfast(sb.devflags & FAIL_FAST != 0);
             recs.push(DevMeta::from_super(dev.devt(), sb), GFP_KERNEL)?;
             match *p {
                 Part::Slot { slot, .. } => {

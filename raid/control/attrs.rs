@@ -374,7 +374,14 @@ impl SysfsOps for MemberAttrs {
         match (idx, role) {
             (0, Role::Slot(s) | Role::Replacement(s)) => emit(out, format_args!("{s}\n")),
             (0, Role::Spare { .. }) => emit(out, format_args!("none\n")),
-            (1, r) => emit(out, format_args!("{}\n", self.array.state_of(r))),
+            (1, r) => {
+                let ff = if self.array.failfast_of(self.devt) {
+                    ",failfast"
+                } else {
+                    ""
+                };
+                emit(out, format_args!("{}{}\n", self.array.state_of(r), ff))
+            }
             (_, Role::Slot(s)) => emit(
                 out,
                 format_args!(
@@ -411,6 +418,8 @@ impl SysfsOps for MemberAttrs {
                 Ok(())
             }
             ("re-add", _) => a.readd(self.devt),
+            ("failfast", _) => a.set_failfast(self.devt, true),
+            ("-failfast", _) => a.set_failfast(self.devt, false),
             ("want_replacement", Role::Slot(s)) => a.want_replacement(s, true),
             ("-want_replacement", Role::Slot(s)) => a.want_replacement(s, false),
             ("remove", _) => a

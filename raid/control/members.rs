@@ -120,6 +120,49 @@ impl Array {
         Ok(())
     }
 
+    /// md's failfast metadata writes (`md_super_write`): device `dev` in slot `slot` is marked
+    /// failfast, the level mirrors (RAID 1, 10), and the array survives without it (it is not
+    /// md's `LastDev`).
+    pub(crate) fn meta_failfast(&self, dev: &MemberDev, slot: usize) -> bool {
+        dev.failfast()
+            && self.level.takes_failfast()
+            && self
+                .level
+                .survives(self.in_sync() & !(1u64 << slot), self.members.len())
+    }
+
+    /// Whether device `devt` is marked failfast.
+    pub fn failfast_of(&self, devt: u32) -> bool {
+        let mut on = false;
+        let _ = self.for_each_dev(|d| {
+            on |= d.devt() == devt && d.failfast();
+            Ok(())
+        });
+        on
+    }
+
+    /// `failfast` / `-failfast` written to a device's state (md's): its mirror bios may fail
+    /// fast from now on, and its superblock records it (`devflags`). RAID 4/5/6 take the flag
+    /// and ignore it, as md.
+    pub fn set_failfast(&self, devt: u32, on: bool) -> Result<(), (Error, &'static str)> {
+        let mut found = false;
+        let _ = self.for_each_dev(|d| {
+            if d.devt() == devt {
+                d.set_failfast(on);
+                found = true;
+            }
+            Ok(())
+        });
+        if !found {
+            return Err((ENODEV, "not a device of the array"));
+        }
+        if let Some(m) = self.meta() {
+            m.set_failfast(devt, on);
+            m.flush(self);
+        }
+        Ok(())
+    }
+
     /// Adds `dev` as a spare, as assembly found it.
     pub(crate) fn put_spare(&self, dev: MemberDev) -> Result {
         self.spares.lock().put(Spare {

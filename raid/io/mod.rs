@@ -82,6 +82,8 @@ pub struct Piece {
     pub(crate) dev: Option<DevRef>,
     /// The barrier buckets this write counts in ([`super::sync::Barrier::hold`]).
     pub(crate) hold: Option<(u64, u64)>,
+    /// Sent with `REQ_FAILFAST` (md's `MD_FAILFAST`): its error fails the member at once.
+    pub(crate) failfast: bool,
 }
 
 impl Drop for Piece {
@@ -162,6 +164,11 @@ impl Array {
             return Ok(());
         };
         let bdev = dev.clone();
+        // md's failfast: only where another copy can serve if this one fails fast.
+        let failfast = bdev.failfast()
+            && self
+                .level
+                .other_copy(self, kind, member, src.sector() + offset, len);
         let piece = Piece {
             origin: Origin::Bio(src.clone_ref()),
             kind,
@@ -172,11 +179,15 @@ impl Array {
             status: BlkStatus::OK,
             hold: held.map(|e| self.sync.barrier().hold(e)),
             dev: Some(dev),
+            failfast,
         };
-        let bio = self
+        let mut bio = self
             .bioset
             .clone_range(src, offset, len, &bdev, sector, piece)
             .map_err(|_| BlkStatus::IOERR)?;
+        if failfast {
+            bio.set_failfast();
+        }
         self.send(bio);
         Ok(())
     }
@@ -220,6 +231,7 @@ impl Array {
                 status: BlkStatus::OK,
                 hold: held.map(|e| self.sync.barrier().hold(e)),
                 dev: Some(dev.clone()),
+                failfast: false,
             };
             let bio = self
                 .bioset
@@ -330,6 +342,20 @@ impl Array {
                 });
             }
             match array.level.on_error(p.kind, status.is_media_error()) {
+                // md's failfast read: the member fails at once (another copy serves), unless
+                // it has become the last; then the read is repaired and retried as any.
+                OnError::Retry if p.failfast && status.is_media_error() => {
+                    if let Ok(true) = array.fail_member_in_sync(p.member) {
+                        array.with_name(p.member, |name| {
+                            pr_warn!(
+                                "{}: failfast read error on {}: member failed\n",
+                                array.name(),
+                                name
+                            )
+                        });
+                    }
+                    true
+                }
                 OnError::Retry => true,
                 OnError::FailMember => {
                     // The write stands if another in-sync member has it: fail this member,

@@ -274,6 +274,11 @@ impl Level {
         matches!(self, Self::Raid5(_))
     }
 
+    /// Whether the level uses md's failfast flag (RAID 1 and 10; md ignores it on the others).
+    pub fn takes_failfast(&self) -> bool {
+        matches!(self, Self::Raid1(_) | Self::Raid10(_))
+    }
+
     /// What a failed member bio of `kind` means (`media`: a media error, not a refusal). Reads
     /// are retried elsewhere on levels with copies or parity; a write error fails a mirror's
     /// member (RAID 4/5/6 writes go through the stripe cache, which handles its own); a flush
@@ -386,6 +391,31 @@ impl Level {
                 let (first, last) = (start / row, (start + len - 1) / row);
                 Some((first * chunk, (last - first + 1) * chunk))
             }
+        }
+    }
+
+    /// md's failfast rule: whether a member bio of `kind` to `member` for `len` array sectors
+    /// at `sector` has another copy to fall back on, so that it may fail fast. RAID 1: a read
+    /// with two readable mirrors, a write with another member in sync; RAID 10: the chunk has
+    /// another copy in sync. RAID 0 and 4/5/6 never (md ignores failfast there).
+    pub fn other_copy(
+        &self,
+        array: &Array,
+        kind: Kind,
+        member: usize,
+        sector: u64,
+        len: u64,
+    ) -> bool {
+        let others = array.in_sync() & !(1u64 << member);
+        match (self, kind) {
+            (Self::Raid1(_), Kind::Read) => {
+                (others | array.sync().recovered_below(sector + len)) & !(1u64 << member) != 0
+            }
+            (Self::Raid1(_), Kind::Write) => others != 0,
+            (Self::Raid10(g), Kind::Read | Kind::Write) => {
+                g.map(sector).any(|c| others & (1u64 << c.member) != 0)
+            }
+            _ => false,
         }
     }
 

@@ -103,7 +103,8 @@ impl Array {
             return;
         };
         let sector = g.map(src.sector() + p.offset);
-        if p.status.is_media_error() {
+        // A failfast read failed the member instead (md's `handle_read_error`).
+        if p.status.is_media_error() && !p.failfast {
             let others = self.in_sync() & !(1 << p.member);
             let barrier = self.sync().barrier();
             barrier.hold_writes(src.sector() + p.offset, p.len, || {

@@ -103,7 +103,8 @@ impl Array {
         };
         let start = src.sector() + p.offset;
         let bad = g.map(start).find(|c| c.member == p.member);
-        if let (true, Some(bad)) = (p.status.is_media_error(), bad) {
+        // A failfast read failed the member instead (md's `handle_read_error`).
+        if let (true, Some(bad)) = (p.status.is_media_error() && !p.failfast, bad) {
             let others = self.in_sync() & !(1 << p.member);
             // Writes held off the range, as on RAID 1 (`Barrier::hold_writes`).
             self.sync().barrier().hold_writes(start, p.len, || {

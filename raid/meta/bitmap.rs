@@ -535,6 +535,7 @@ impl Bitmap {
             for (dev, repl) in targets {
                 let Some(dev) = dev else { continue };
                 let base = self.version.sb_offset(dev.sectors()) as i64 + self.offset;
+                let ff = !repl && array.meta_failfast(&dev, s);
                 let mut failed = false;
                 for (p, (pg, dt)) in d.pages.iter().zip(d.dirty.iter()).enumerate() {
                     if !*dt {
@@ -543,7 +544,7 @@ impl Bitmap {
                     let from = p * PAGE_BYTES;
                     let len = (d.bytes - from).min(PAGE_BYTES);
                     let at = base + (from / 512) as i64;
-                    if at < 0 || dev.write_intent(at as u64, pg, len, preflush).is_err() {
+                    if at < 0 || dev.write_intent(at as u64, pg, len, preflush, ff).is_err() {
                         failed = true;
                         break;
                     }

@@ -30,7 +30,7 @@ pub mod bitmap;
 
 use crate::meta::events::Events;
 use crate::meta::super1::{
-    Placement, Superblock, Version, FEATURE_BITMAP_OFFSET, FEATURE_RAID0_LAYOUT,
+    Placement, Superblock, Version, FAIL_FAST, FEATURE_BITMAP_OFFSET, FEATURE_RAID0_LAYOUT,
     FEATURE_RECOVERY_BITMAP, FEATURE_RECOVERY_OFFSET, FEATURE_REPLACEMENT, ROLE_FAULTY, ROLE_SPARE,
     SB_BYTES, SB_MAGIC,
 };
@@ -223,6 +223,20 @@ impl Meta {
         }
     }
 
+    /// Records device `devt`'s failfast flag in its `devflags`, for the next superblock write.
+    pub fn set_failfast(&self, devt: u32, on: bool) {
+        let mut i = self.inner.lock();
+        if let Some(d) = i.devs.iter_mut().find(|d| d.devt == devt) {
+            d.devflags = if on {
+                d.devflags | FAIL_FAST
+            } else {
+                d.devflags & !FAIL_FAST
+            };
+        }
+        drop(i);
+        self.note_change();
+    }
+
     /// Adds a device (a spare joining) with its own device number and UUID; it gets its
     /// superblock at the next write.
     pub fn add_dev(&self, dev: &MemberDev, data_offset: u64) -> Result {
@@ -294,6 +308,7 @@ impl Meta {
                 "its device number is still another device's: remove that one first",
             ));
         }
+        dev.set_failfast(sb.devflags & FAIL_FAST != 0);
         let rec = DevMeta::from_super(dev.devt(), &sb);
         i.devs
             .push(rec, GFP_KERNEL)
@@ -564,7 +579,12 @@ fn write_one(array: &Array, buf: &mut PageBuf, sb: &Superblock, devt: u32) -> Re
     }
     let res = with_dev(array, devt, |dev| {
         let len = sb.sb_bytes(dev.logical_block_size()).min(SB_BYTES);
-        dev.write_meta(sb.super_offset, buf, len)
+        let ff = array
+            .members
+            .iter()
+            .position(|m| m.dev.get().is_some_and(|d| d.devt() == devt))
+            .is_some_and(|s| array.meta_failfast(dev, s));
+        dev.write_meta(sb.super_offset, buf, len, ff)
     });
     match res {
         Some(Ok(())) => Ok(()),
@@ -686,7 +706,7 @@ pub fn wipe_others(dev: &MemberDev, keep: Option<Version>, buf: &mut PageBuf) ->
         let magic = buf.bytes().get(..4).map(|b| [b[0], b[1], b[2], b[3]]);
         if magic == Some(SB_MAGIC.to_le_bytes()) {
             buf.bytes_mut().fill(0);
-            dev.write_meta(at, buf, SB_BYTES).map_err(|_| EIO)?;
+            dev.write_meta(at, buf, SB_BYTES, false).map_err(|_| EIO)?;
         }
     }
     Ok(())
