@@ -401,7 +401,15 @@ impl Array {
             self.throttle(&marks, pos, last_ns);
             let t = kthread::now_ns();
             self.sync.barrier.raise(b);
+            let live = self.in_sync() | self.sync.recovering();
             let done = self.level.sync_window(self, action, pos, n, &mut win);
+            // md's `abort_sync_write`: a member that left during the window (a sync write
+            // failed, or any other error) may lack it: its chunks stay needed.
+            if let Some(bm) = bitmap {
+                if (self.in_sync() | self.sync.recovering()) & live != live {
+                    bm.end_sync(pos, n, true);
+                }
+            }
             // The points only ever cover what was written.
             match (done, action) {
                 (Err(()), _) => {}
