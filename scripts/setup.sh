@@ -10,6 +10,8 @@ PKGS=(
   rsync build-essential flex bison bc libelf-dev libssl-dev cpio kmod libclang-dev clang lld llvm
   # Guest and its payload.
   qemu-system-x86 busybox-static fio e2fsprogs mdadm dmsetup linux-perf
+  # Remote members in the guest: network namespaces, netem, nsenter.
+  iproute2 util-linux
   # Parity peers for the benchmark.
   libisal-dev
 )

@@ -209,6 +209,7 @@ t_teardown() {
 		[ -e "$d" ] || continue
 		mdadm --stop "/dev/${d##*/}" >/dev/null 2>&1 || { echo "teardown: mdadm --stop ${d##*/}"; ok=1; }
 	done
+	nvmf_teardown || { echo "teardown: NVMe/TCP"; ok=1; }
 	if [ -n "$(ls /dev/mapper 2>/dev/null | grep -v '^control$')" ]; then
 		dmsetup remove_all || { echo "teardown: dmsetup remove_all"; ok=1; }
 	fi
@@ -722,6 +723,185 @@ dm_to_error() {
 	dmsetup load "$1" --table "0 $sec error" || { fail "dmsetup load $1 error"; return 1; }
 	dmsetup resume "$1" || { fail "dmsetup resume $1"; return 1; }
 	dmsetup table "$1" | grep -q ' error' || { fail "$1 table is not error"; return 1; }
+}
+
+# --- write-intent bitmap and member I/O counts ----------------------------------------------
+
+# bmx DEV FIELD: a field of `mdadm -X DEV`, its value up to the first blank.
+bmx() {
+	mdadm -X "$1" 2>/dev/null | sed -n "s/^ *$2 : \([^ ]*\).*/\1/p" | head -1
+}
+
+# bm_dirty DEV: the dirty bits `mdadm -X DEV` counts.
+bm_dirty() {
+	mdadm -X "$1" 2>/dev/null | sed -n 's/^ *Bitmap : [0-9]* bits (chunks), \([0-9]*\) dirty.*/\1/p'
+}
+
+# bm_bits DEV: the bits (chunks) `mdadm -X DEV` counts.
+bm_bits() {
+	mdadm -X "$1" 2>/dev/null | sed -n 's/^ *Bitmap : \([0-9]*\) bits.*/\1/p'
+}
+
+# rsect DEV / wsect DEV: sectors read / written by a disk (/sys/block/X/stat).
+rsect() {
+	awk '{print $3}' "/sys/block/$(kname "$1")/stat"
+}
+wsect() {
+	awk '{print $7}' "/sys/block/$(kname "$1")/stat"
+}
+
+# bm_fast NAME: the bitmap daemon every second, so bits clear within seconds.
+bm_fast() {
+	[ "$(sysw "/sys/block/$1/rraid/bitmap/time_base" 1)" = OK ] || { fail "bitmap/time_base 1 refused"; return 1; }
+}
+
+# --- remote members: NVMe over TCP to "hosts" in network namespaces -----------------------------
+# Host H (a, b, ...) is network namespace rr-H, joined to the initial namespace (the initiator,
+# where nvme-tcp opens its sockets) by veth pair rrH (here, 10.9.N.1) / rrH-t (there, 10.9.N.2).
+# It runs the kernel's NVMe target: subsystem nqn.2026-12.io.rraid:H, one namespace per disk,
+# on TCP port 4420 of its own address. nvmet's configuration is global (configfs): the port's
+# listening socket is made in the namespace of whoever links the subsystem into the port, so
+# that link is made with nsenter into rr-H.
+
+NVMET=/sys/kernel/config/nvmet
+
+# iproute2's and util-linux's tools by path: busybox's shell runs its own applets of these
+# names (no netns, no netem) before it looks at PATH.
+ip() { /sbin/ip "$@"; }
+tc() { /sbin/tc "$@"; }
+nsenter() { /bin/nsenter "$@"; }
+# Fast failure, as the issue's connect: keep-alive 1 s, reconnect every 1 s, give up after 10 s.
+NVMF_OPTS="keep_alive_tmo=1,reconnect_delay=1,ctrl_loss_tmo=10"
+
+nvmf_nqn() { echo "nqn.2026-12.io.rraid:$1"; }
+
+# nvmf_host H N DISKS...: host H (index N, 1..) exporting DISKS as namespaces 1, 2, ...
+nvmf_host() {
+	local h n nqn sub i d
+	h=$1 n=$2
+	shift 2
+	modprobe nvmet-tcp || { fail "modprobe nvmet-tcp"; return 1; }
+	modprobe nvme-tcp && modprobe veth || { fail "modprobe nvme-tcp veth"; return 1; }
+	[ -d "$NVMET" ] || mount -t configfs none /sys/kernel/config || { fail "mount configfs"; return 1; }
+	ip netns add "rr-$h" || { fail "ip netns add rr-$h"; return 1; }
+	ip link add "rr$h" type veth peer name "rr$h-t" netns "rr-$h" || { fail "veth rr$h"; return 1; }
+	ip addr add "10.9.$n.1/24" dev "rr$h" && ip link set "rr$h" up &&
+		ip -n "rr-$h" addr add "10.9.$n.2/24" dev "rr$h-t" &&
+		ip -n "rr-$h" link set "rr$h-t" up && ip -n "rr-$h" link set lo up ||
+		{ fail "addresses of rr$h"; return 1; }
+	nqn=$(nvmf_nqn "$h")
+	sub="$NVMET/subsystems/$nqn"
+	mkdir "$sub" && echo 1 >"$sub/attr_allow_any_host" || { fail "nvmet subsystem $nqn"; return 1; }
+	i=1
+	for d in "$@"; do
+		mkdir "$sub/namespaces/$i" && echo "$d" >"$sub/namespaces/$i/device_path" &&
+			echo 1 >"$sub/namespaces/$i/enable" || { fail "nvmet namespace $i of $h: $d"; return 1; }
+		i=$((i + 1))
+	done
+	mkdir "$NVMET/ports/$n" && echo tcp >"$NVMET/ports/$n/addr_trtype" &&
+		echo ipv4 >"$NVMET/ports/$n/addr_adrfam" &&
+		echo "10.9.$n.2" >"$NVMET/ports/$n/addr_traddr" &&
+		echo 4420 >"$NVMET/ports/$n/addr_trsvcid" || { fail "nvmet port $n"; return 1; }
+	nsenter --net="/run/netns/rr-$h" ln -s "$sub" "$NVMET/ports/$n/subsystems/$nqn" ||
+		{ fail "nvmet: linking $nqn into port $n in rr-$h"; return 1; }
+}
+
+# nvmf_connect H N FAST_IO_FAIL_TMO: connects to host H's subsystem (nvme-cli's connect,
+# written to /dev/nvme-fabrics).
+nvmf_connect() {
+	local r
+	r=$(printf 'transport=tcp,traddr=10.9.%s.2,trsvcid=4420,nqn=%s,%s,fast_io_fail_tmo=%s' 		"$2" "$(nvmf_nqn "$1")" "$NVMF_OPTS" "$3" | "$SYSFS_WRITE" /dev/nvme-fabrics)
+	[ "$r" = OK ] || { fail "connect to $1: $r"; return 1; }
+	nvmf_wait_ns "$1" 1 || return 1
+}
+
+# nvmf_ns H NSID: /dev/ of namespace NSID of host H's subsystem, found by its NQN (names
+# depend on the order of connects and reconnects); nothing while it has none.
+nvmf_ns() {
+	local c b
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$(nvmf_nqn "$1")" ] || continue
+		for b in "$c"/nvme*n*; do
+			[ -e "$b/nsid" ] && [ "$(cat "$b/nsid")" = "$2" ] && { echo "/dev/${b##*/}"; return 0; }
+		done
+	done
+	return 1
+}
+
+# nvmf_wait_ns H NSID: waits (20 s) for the namespace's block device.
+nvmf_wait_ns() {
+	local i
+	i=0
+	while [ $i -lt 200 ]; do
+		d=$(nvmf_ns "$1" "$2") && [ -b "$d" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	fail "namespace $2 of $1 never appeared"
+	return 1
+}
+
+# nvmf_ctrl_state H: the state of host H's controller (live, connecting, ...), or "gone".
+nvmf_ctrl_state() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$(nvmf_nqn "$1")" ] && { cat "$c/state"; return 0; }
+	done
+	echo gone
+}
+
+# nvmf_cut H / nvmf_restore H: host H's link goes down / comes back (in its namespace).
+nvmf_cut() {
+	ip -n "rr-$1" link set "rr$1-t" down || { fail "cut rr$1"; return 1; }
+}
+nvmf_restore() {
+	ip -n "rr-$1" link set "rr$1-t" up || { fail "restore rr$1"; return 1; }
+}
+
+# nvmf_teardown: every controller disconnected, the targets' configuration and the namespaces
+# gone.
+nvmf_teardown() {
+	local c p s n ok
+	ok=0
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/delete_controller" ] || continue
+		echo 1 >"$c/delete_controller" 2>/dev/null || { echo "teardown: delete ${c##*/}"; ok=1; }
+	done
+	if [ -d "$NVMET" ]; then
+		for p in "$NVMET"/ports/*; do
+			[ -d "$p" ] || continue
+			for s in "$p"/subsystems/*; do [ -L "$s" ] && rm "$s"; done
+			rmdir "$p" || ok=1
+		done
+		for s in "$NVMET"/subsystems/*; do
+			[ -d "$s" ] || continue
+			for n in "$s"/namespaces/*; do
+				[ -d "$n" ] || continue
+				echo 0 >"$n/enable"
+				rmdir "$n" || ok=1
+			done
+			rmdir "$s" || ok=1
+		done
+	fi
+	for n in $(ip netns list 2>/dev/null | awk '{print $1}'); do
+		ip netns del "$n" || ok=1
+	done
+	for n in $(ls /sys/class/net | grep '^rr'); do
+		ip link del "$n" 2>/dev/null
+	done
+	return $ok
+}
+
+# fio_max_lat_ms OUTPUT_FILE: the largest completion latency fio reported, in ms.
+fio_max_lat_ms() {
+	awk '/^ *clat \((nsec|usec|msec)\):/ {
+		u = $2; sub(/^\(/, "", u); sub(/\):$/, "", u)
+		for (i = 3; i <= NF; i++) if ($i ~ /^max=/) { v = $i; sub(/^max=/, "", v); sub(/,$/, "", v) }
+		f = (u == "nsec") ? 1e-6 : (u == "usec") ? 1e-3 : 1
+		# fio shortens large values: 2272k.
+		if (v ~ /k$/) { sub(/k$/, "", v); f *= 1e3 } else if (v ~ /M$/) { sub(/M$/, "", v); f *= 1e6 }
+		if (v * f > m) m = v * f
+	} END { printf "%d\n", m }' "$1"
 }
 
 # --- bad input -------------------------------------------------------------------------------

@@ -11,21 +11,6 @@ RRAID_META=1.2
 BMC=1024
 MIB_SECT=2048
 
-# bmx DEV FIELD: a field of `mdadm -X DEV`, its value up to the first blank.
-bmx() {
-	mdadm -X "$1" 2>/dev/null | sed -n "s/^ *$2 : \([^ ]*\).*/\1/p" | head -1
-}
-
-# bm_dirty DEV: the dirty bits `mdadm -X DEV` counts.
-bm_dirty() {
-	mdadm -X "$1" 2>/dev/null | sed -n 's/^ *Bitmap : [0-9]* bits (chunks), \([0-9]*\) dirty.*/\1/p'
-}
-
-# bm_bits DEV: the bits (chunks) `mdadm -X DEV` counts.
-bm_bits() {
-	mdadm -X "$1" 2>/dev/null | sed -n 's/^ *Bitmap : \([0-9]*\) bits.*/\1/p'
-}
-
 # expect_dirty N DEV...: `mdadm -X` counts N dirty bits on every DEV, within 15 s (the daemon
 # clears a bit on its second pass after the chunk's last write).
 expect_dirty() {
@@ -42,14 +27,6 @@ expect_dirty() {
 	done
 }
 
-# rsect DEV / wsect DEV: sectors read / written by a disk (/sys/block/X/stat).
-rsect() {
-	awk '{print $3}' "/sys/block/$(kname "$1")/stat"
-}
-wsect() {
-	awk '{print $7}' "/sys/block/$(kname "$1")/stat"
-}
-
 # poke MIB...: one 4 KiB O_DIRECT write at each MiB offset of rraid0.
 poke() {
 	local m
@@ -57,11 +34,6 @@ poke() {
 		dd if=/dev/urandom of=/dev/rraid0 bs=4k count=1 seek=$((m * 256)) oflag=direct conv=notrunc 2>/dev/null ||
 			{ fail "write at $m MiB"; return 1; }
 	done
-}
-
-# bm_fast NAME: the bitmap daemon every second, so bits clear within seconds.
-bm_fast() {
-	[ "$(sysw "/sys/block/$1/rraid/bitmap/time_base" 1)" = OK ] || { fail "bitmap/time_base 1 refused"; return 1; }
 }
 
 # The format: mdadm -X reads each member's bitmap as rraid keeps it, placed where mdadm puts
