@@ -7,7 +7,7 @@ T ?=
 DEBUG ?=
 export RRAID_FLAVOUR := $(if $(DEBUG),debug,normal)
 
-.PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity bench-rebuild profile clippy fmt clean
+.PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity bench-rebuild bench-bitmap profile clippy fmt clean
 
 all: module
 
@@ -60,6 +60,10 @@ bench-rebuild: initramfs
 
 bench-parity: setup
 	@scripts/bench-parity
+
+# The write-intent bitmap's cost: 4K random write QD 32 with and without, rraid against md.
+bench-bitmap: initramfs
+	@scripts/bench-bitmap
 
 clippy: kernel
 	@scripts/build-module clippy
