@@ -80,6 +80,8 @@ format() {
 	fio_check /dev/md0 --size=8M --io_size=2M || return 1
 	md_check0 || return 1
 	md_stop /dev/md0 || return 1
+	# md's clean stop leaves no dirty bit either.
+	expect_dirty 0 $members || return 1
 	asm rraid0 $members || return 1
 	fio_check /dev/rraid0 --size=8M --io_size=2M || return 1
 	rm_array rraid0 || return 1
