@@ -225,6 +225,39 @@ bad_bitmap() {
 	expect_create_err EINVAL "rraid0 level=1 bitmap=internal bitmap_chunk=3K $1 $2"
 }
 
+# A re-add's recovery stopped half way by `remove` is recorded with MD_FEATURE_RECOVERY_BITMAP
+# (mdadm -E: "Recovery Offset"), and assembly resumes it as a bitmap recovery: the device's
+# writes over both halves come to the dirty chunks, not the member.
+readd_resume() {
+	members=$(first 2 $DISKS)
+	mk rraid0 "level=1 bitmap=internal bitmap_chunk=$BMC" $members || return 1
+	sync_wait rraid0 || return 1
+	bm_fast rraid0 || return 1
+	expect_dirty 0 $members || return 1
+	victim=$(nth 2 $members)
+	k=$(kname "$victim")
+	fail_slot 1 || return 1
+	poke 1 10 20 30 40 50 || return 1
+	dirty=$(bm_dirty "$(nth 1 $members)")
+	w0=$(wsect "$victim")
+	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max 1000)" = OK ] || { fail "sync_speed_max"; return 1; }
+	[ "$(sysw "/sys/block/rraid0/rraid/dev-$k/state" re-add)" = OK ] || { fail "re-add refused"; return 1; }
+	sleep 3
+	[ "$(attr rraid0 sync_action)" = recover ] || { fail "no recovery 3 s after re-add"; return 1; }
+	rm_array rraid0 || return 1
+	mdadm -E "$victim" | grep -q "Recovery Offset" || { mdadm -E "$victim"; fail "no recovery offset recorded"; return 1; }
+	asm rraid0 $members || return 1
+	sync_wait rraid0 || return 1
+	expect_attr rraid0 degraded 0 || return 1
+	wrote=$(($(wsect "$victim") - w0))
+	note "re-add over two assemblies rebuilt $wrote sectors ($dirty dirty chunks: $((dirty * MIB_SECT)))"
+	[ "$wrote" -ge $((dirty * MIB_SECT)) ] && [ "$wrote" -le $((dirty * MIB_SECT + 2048)) ] ||
+		{ fail "the resumed re-add wrote $wrote sectors, not the $dirty dirty chunks"; return 1; }
+	run_action rraid0 check || return 1
+	expect_attr rraid0 mismatch_cnt 0 || return 1
+	rm_array rraid0
+}
+
 t_run bitmap-format-raid1 format 1 1.2 2
 t_run bitmap-crash-raid1 crash
 t_run bitmap-readd-raid1 readd 1 2
@@ -234,5 +267,6 @@ if [ "${RRAID_FULL:-0}" = 1 ]; then
 	t_run bitmap-format-raid5-1.0 format 5 1.0 3
 	t_run bitmap-format-raid10 format 10 1.2 4
 	t_run bitmap-readd-raid10 readd 10 4
+	t_run bitmap-readd-resume readd_resume
 fi
 t_summary
