@@ -27,6 +27,22 @@ expect_dirty() {
 	done
 }
 
+# bm_ready SPEC: rraid0 over $members, resynced (not assume-clean: check must find 0 over what
+# earlier tests left), its daemon fast and every bit cleared.
+bm_ready() {
+	mk rraid0 "$1" $members || return 1
+	sync_wait rraid0 || return 1
+	bm_fast rraid0 || return 1
+	expect_dirty 0 $members
+}
+
+# second_out: the member in slot 1 fails; $victim is its device, $k its name.
+second_out() {
+	victim=$(nth 2 $members)
+	k=$(kname "$victim")
+	fail_slot 1
+}
+
 # poke MIB...: one 4 KiB O_DIRECT write at each MiB offset of rraid0.
 poke() {
 	local m
@@ -158,14 +174,8 @@ readd() {
 	5) spec="$spec chunk=64K" ;;
 	10) spec="$spec chunk=64K layout=n2" ;;
 	esac
-	# Resynced, not assume-clean: check must find 0 over what the earlier tests left.
-	mk rraid0 "$spec" $members || return 1
-	sync_wait rraid0 || return 1
-	bm_fast rraid0 || return 1
-	expect_dirty 0 $members || return 1
-	victim=$(nth 2 $members)
-	k=$(kname "$victim")
-	fail_slot 1 || return 1
+	bm_ready "$spec" || return 1
+	second_out || return 1
 	# Three chunks of the victim's: far apart in the array, in distinct bitmap chunks of its
 	# sync space (RAID 5: rows of 64K x (n-1); RAID 10: the array's own sectors).
 	poke 1 20 40 || return 1
@@ -230,13 +240,8 @@ bad_bitmap() {
 # writes over both halves come to the dirty chunks, not the member.
 readd_resume() {
 	members=$(first 2 $DISKS)
-	mk rraid0 "level=1 bitmap=internal bitmap_chunk=$BMC" $members || return 1
-	sync_wait rraid0 || return 1
-	bm_fast rraid0 || return 1
-	expect_dirty 0 $members || return 1
-	victim=$(nth 2 $members)
-	k=$(kname "$victim")
-	fail_slot 1 || return 1
+	bm_ready "level=1 bitmap=internal bitmap_chunk=$BMC" || return 1
+	second_out || return 1
 	poke 1 10 20 30 40 50 || return 1
 	dirty=$(bm_dirty "$(nth 1 $members)")
 	w0=$(wsect "$victim")
