@@ -5,7 +5,7 @@
 //! little-endian bit order (md's `set_bit_le`): chunk `k`'s bit is bit `k % 8` of byte
 //! `256 + k / 8`. It lies `bitmap_offset` sectors (signed) from the v1.x superblock.
 
-use crate::meta::super1::Version;
+use crate::meta::super1::{le32, le64, put, Version};
 
 /// `BITMAP_MAGIC`: "bitm".
 pub const BITMAP_MAGIC: u32 = 0x6d74_6962;
@@ -84,28 +84,6 @@ pub struct BitmapSuper {
     pub nodes: u32,
     /// md-cluster's name.
     pub cluster_name: [u8; 64],
-}
-
-fn le32(b: &[u8], at: usize) -> u32 {
-    let mut v = [0u8; 4];
-    if let Some(s) = b.get(at..at + 4) {
-        v.copy_from_slice(s);
-    }
-    u32::from_le_bytes(v)
-}
-
-fn le64(b: &[u8], at: usize) -> u64 {
-    let mut v = [0u8; 8];
-    if let Some(s) = b.get(at..at + 8) {
-        v.copy_from_slice(s);
-    }
-    u64::from_le_bytes(v)
-}
-
-fn put(b: &mut [u8], at: usize, v: &[u8]) {
-    if let Some(d) = b.get_mut(at..at + v.len()) {
-        d.copy_from_slice(v);
-    }
 }
 
 impl BitmapSuper {

@@ -294,16 +294,18 @@ fn le16(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(bytes(b, at))
 }
 
-fn le32(b: &[u8], at: usize) -> u32 {
+/// The little-endian `u32` at `at` of `b` (0 out of range); shared with the bitmap.
+pub(super) fn le32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes(b, at))
 }
 
-fn le64(b: &[u8], at: usize) -> u64 {
+/// The little-endian `u64` at `at` of `b` (0 out of range).
+pub(super) fn le64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes(b, at))
 }
 
 /// Copies `v` into `b` at `at`, as far as `b` reaches.
-fn put(b: &mut [u8], at: usize, v: &[u8]) {
+pub(super) fn put(b: &mut [u8], at: usize, v: &[u8]) {
     if let Some(dst) = b.get_mut(at..) {
         for (d, s) in dst.iter_mut().zip(v) {
             *d = *s;

@@ -20,6 +20,26 @@ pub struct Spare {
     pub slot: Option<usize>,
 }
 
+impl Spare {
+    /// A device to use: a spare.
+    fn new(dev: MemberDev) -> Self {
+        Self {
+            dev,
+            faulty: false,
+            slot: None,
+        }
+    }
+
+    /// A faulty device that left slot `slot`, which `re-add` may put it back into.
+    fn left(dev: MemberDev, slot: usize) -> Self {
+        Self {
+            dev,
+            faulty: true,
+            slot: Some(slot),
+        }
+    }
+}
+
 impl Array {
     /// md's `dev-NAME/state` for a device.
     pub fn state_of(&self, role: Role) -> &'static str {
@@ -107,11 +127,7 @@ impl Array {
         self.note(EV_STATE);
         self.spares
             .lock()
-            .put(Spare {
-                dev,
-                faulty: false,
-                slot: None,
-            })
+            .put(Spare::new(dev))
             .map_err(|_| (ENOMEM, "no memory"))?;
         // A new device is the change an aborted recovery waits for.
         self.sync().enable_auto();
@@ -133,29 +149,15 @@ impl Array {
 
     /// Whether device `devt` is marked failfast.
     pub fn failfast_of(&self, devt: u32) -> bool {
-        let mut on = false;
-        let _ = self.for_each_dev(|d| {
-            on |= d.devt() == devt && d.failfast();
-            Ok(())
-        });
-        on
+        self.with_dev(devt, |d| d.failfast()).unwrap_or(false)
     }
 
     /// `failfast` / `-failfast` written to a device's state (md's): its mirror bios may fail
     /// fast from now on, and its superblock records it (`devflags`). RAID 4/5/6 take the flag
     /// and ignore it, as md.
     pub fn set_failfast(&self, devt: u32, on: bool) -> Result<(), (Error, &'static str)> {
-        let mut found = false;
-        let _ = self.for_each_dev(|d| {
-            if d.devt() == devt {
-                d.set_failfast(on);
-                found = true;
-            }
-            Ok(())
-        });
-        if !found {
-            return Err((ENODEV, "not a device of the array"));
-        }
+        self.with_dev(devt, |d| d.set_failfast(on))
+            .ok_or((ENODEV, "not a device of the array"))?;
         if let Some(m) = self.meta() {
             m.set_failfast(devt, on);
             m.flush(self);
@@ -165,11 +167,21 @@ impl Array {
 
     /// Adds `dev` as a spare, as assembly found it.
     pub(crate) fn put_spare(&self, dev: MemberDev) -> Result {
-        self.spares.lock().put(Spare {
-            dev,
-            faulty: false,
-            slot: None,
-        })
+        self.spares.lock().put(Spare::new(dev))
+    }
+
+    /// Runs `f` on device `devt` of the array, wherever it is (slot, replacement, spare).
+    pub(crate) fn with_dev<R>(&self, devt: u32, f: impl FnOnce(&MemberDev) -> R) -> Option<R> {
+        for m in self.members.iter() {
+            for d in [m.dev.get(), m.replacement.get()].into_iter().flatten() {
+                if d.devt() == devt {
+                    return Some(f(&d));
+                }
+            }
+        }
+        let sp = self.spares.lock();
+        let r = sp.iter().find(|s| s.dev.devt() == devt).map(|s| f(&s.dev));
+        r
     }
 
     /// Runs `f` on every device of the array: slots, replacements, spares.
@@ -279,11 +291,7 @@ impl Array {
             Err(_) => return Err((ENOMEM, "no memory")),
         };
         if let Some(old) = old {
-            let _ = self.spares.lock().put(Spare {
-                dev: old,
-                faulty: true,
-                slot: Some(s),
-            });
+            let _ = self.spares.lock().put(Spare::left(old, s));
         }
         Ok(())
     }
@@ -366,11 +374,7 @@ impl Array {
                     s,
                     dev.name()
                 );
-                let _ = self.spares.lock().put(Spare {
-                    dev,
-                    faulty: false,
-                    slot: None,
-                });
+                let _ = self.spares.lock().put(Spare::new(dev));
             }
         }
         for s in bits(rep) {
@@ -386,11 +390,7 @@ impl Array {
                     s,
                     dev.name()
                 );
-                let _ = self.spares.lock().put(Spare {
-                    dev,
-                    faulty: false,
-                    slot: None,
-                });
+                let _ = self.spares.lock().put(Spare::new(dev));
             }
         }
         drop(reconfig);
@@ -455,11 +455,7 @@ impl Array {
             }
             if let Some(old) = old {
                 // Kept, as md keeps a faulty rdev, until `remove`.
-                let _ = self.spares.lock().put(Spare {
-                    dev: old,
-                    faulty: true,
-                    slot: Some(s),
-                });
+                let _ = self.spares.lock().put(Spare::left(old, s));
             }
             if let Some(m) = self.members.get(s) {
                 m.errors.store(0, Ordering::Relaxed);
@@ -545,11 +541,7 @@ impl Array {
                         s,
                         old.name()
                     );
-                    let _ = self.spares.lock().put(Spare {
-                        dev: old,
-                        faulty: true,
-                        slot: Some(s),
-                    });
+                    let _ = self.spares.lock().put(Spare::left(old, s));
                 }
                 Ok(None) => {}
                 Err(_) => pr_err!(

@@ -467,7 +467,7 @@ impl Array {
     /// are on the members before any of its member writes is sent, and it is counted out
     /// when it ends ([`intent_done`]). Worker context.
     pub(crate) fn start_intent(&self, rq: &InflightRequest<Array>) {
-        let Some(b) = self.meta().and_then(|m| m.bitmap()) else {
+        let Some(b) = self.bitmap() else {
             return;
         };
         let Some((start, len)) = self.level.intent_range(rq.sector(), rq.sectors()) else {

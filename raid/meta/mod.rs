@@ -577,13 +577,13 @@ fn write_one(array: &Array, buf: &mut PageBuf, sb: &Superblock, devt: u32) -> Re
     if sb.encode(buf.bytes_mut()).is_err() {
         return Err(EINVAL);
     }
-    let res = with_dev(array, devt, |dev| {
+    let slot = match array.role_of(devt) {
+        Some(Role::Slot(s)) => Some(s),
+        _ => None,
+    };
+    let res = array.with_dev(devt, |dev| {
         let len = sb.sb_bytes(dev.logical_block_size()).min(SB_BYTES);
-        let ff = array
-            .members
-            .iter()
-            .position(|m| m.dev.get().is_some_and(|d| d.devt() == devt))
-            .is_some_and(|s| array.meta_failfast(dev, s));
+        let ff = slot.is_some_and(|s| array.meta_failfast(dev, s));
         dev.write_meta(sb.super_offset, buf, len, ff)
     });
     match res {
@@ -596,29 +596,14 @@ fn write_one(array: &Array, buf: &mut PageBuf, sb: &Superblock, devt: u32) -> Re
                 devt & 0xfffff,
                 st
             );
-            for (s, m) in array.members.iter().enumerate() {
-                if m.dev.get().is_some_and(|d| d.devt() == devt) {
-                    let _ = array.fail_member(s);
-                }
+            // Where the device is now: it may have left its slot during the write.
+            if let Some(Role::Slot(s)) = array.role_of(devt) {
+                let _ = array.fail_member(s);
             }
             Err(EIO)
         }
         None => Err(ENODEV),
     }
-}
-
-/// Runs `f` on device `devt` of the array, wherever it is.
-fn with_dev<R>(array: &Array, devt: u32, f: impl FnOnce(&MemberDev) -> R) -> Option<R> {
-    for m in array.members.iter() {
-        for d in [m.dev.get(), m.replacement.get()].into_iter().flatten() {
-            if d.devt() == devt {
-                return Some(f(&d));
-            }
-        }
-    }
-    let sp = array.spares.lock();
-    let r = sp.iter().find(|s| s.dev.devt() == devt).map(|s| f(&s.dev));
-    r
 }
 
 /// The array-wide superblock fields of a new array (mdadm's `init_super1`): `level` as built,

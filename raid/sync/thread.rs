@@ -271,7 +271,7 @@ impl Array {
     /// Whether `action` copies only what the write-intent bitmap marks: a resync, and a
     /// recovery of re-added devices.
     fn bitmap_guided(&self, action: Action) -> bool {
-        self.meta().and_then(|m| m.bitmap()).is_some()
+        self.bitmap().is_some()
             && match action {
                 Action::Resync => true,
                 Action::Recover => self.sync.bitmap_recovery(),
@@ -284,7 +284,7 @@ impl Array {
     /// held): whether the window is clean in the bitmap and skipped. A window synced takes its
     /// chunks' marks on, unless the array stays degraded.
     pub(crate) fn bitmap_skips(&self, action: Action, start: u64, len: u64) -> bool {
-        let Some(bm) = self.meta().and_then(|m| m.bitmap()) else {
+        let Some(bm) = self.bitmap() else {
             return false;
         };
         let degraded = match action {
@@ -348,7 +348,7 @@ impl Array {
         let mut next_ckpt = pos.saturating_add(step16);
         // md's `md_bitmap_start_sync`: a resync, and a recovery of re-added devices, copy only
         // the chunks the write-intent bitmap marks; every job moves the marks it covers on.
-        let bitmap = self.meta().and_then(|m| m.bitmap());
+        let bitmap = self.bitmap();
         let guided = self.bitmap_guided(action);
         let chunk = bitmap.map_or(1, |b| b.chunk_sectors());
         // Chunks below `ended` are done with (their marks ended).
