@@ -344,10 +344,12 @@ impl Array {
             }
             let faulty = self.in_sync() & (1 << s) != 0;
             if let Ok(Some(dev)) = m.replacement.replace(None) {
+                // A replacement never held its slot's data: it knows no slot for `re-add`,
+                // which would rebuild only the bitmap's chunks over a half-built copy.
                 let _ = self.spares.lock().put(Spare {
                     dev,
                     faulty,
-                    slot: faulty.then_some(s),
+                    slot: None,
                 });
             }
         }
