@@ -274,8 +274,19 @@ impl Bitmap {
     /// `[start, start + len)` and returns once the bits of all its chunks are on disk. Task
     /// context (a worker); sleeps only where a bit must be set.
     pub fn start_write(&self, array: &Array, start: u64, len: u64) {
-        let Some((first, words)) = self.words(start, len) else {
-            return;
+        if !self.try_start_write(start, len) {
+            if let Some((first, words)) = self.words(start, len) {
+                self.start_write_slow(array, first, words);
+            }
+        }
+    }
+
+    /// The lock-free part of [`Bitmap::start_write`]: counts the write and returns `true` when
+    /// every chunk's bit is already on disk; returns `false`, having counted nothing, when
+    /// some bit must be set first. Any context.
+    pub fn try_start_write(&self, start: u64, len: u64) -> bool {
+        let Some((_, words)) = self.words(start, len) else {
+            return true;
         };
         let mut slow = false;
         for (i, w) in words.iter().enumerate() {
@@ -300,9 +311,7 @@ impl Bitmap {
                 break;
             }
         }
-        if slow {
-            self.start_write_slow(array, first, words);
-        }
+        !slow
     }
 
     fn start_write_slow(&self, array: &Array, first: usize, words: &[AtomicU32]) {

@@ -78,6 +78,12 @@ impl Barrier {
     /// counts a write there. Task context.
     pub fn enter(&self, start: u64, len: u64) -> Entered<'_> {
         let (first, last) = bucket_range(start, len);
+        self.enter_buckets(first, last)
+    }
+
+    /// As [`Barrier::enter`], over buckets `first..=last` (a [`Barrier::hold`]'s range, for a
+    /// write sent again). Task context.
+    pub fn enter_buckets(&self, first: u64, last: u64) -> Entered<'_> {
         for b in first..=last {
             let i = (b % BUCKETS as u64) as usize;
             let mut waited = false;
@@ -107,6 +113,29 @@ impl Barrier {
             first,
             last,
         }
+    }
+
+    /// As [`Barrier::enter`], without waiting: `None` when the sync thread holds a bucket of
+    /// the range or writes wait for one (they go first), and then nothing is counted. Any
+    /// context.
+    pub fn try_enter(&self, start: u64, len: u64) -> Option<Entered<'_>> {
+        let (first, last) = bucket_range(start, len);
+        for b in first..=last {
+            let i = (b % BUCKETS as u64) as usize;
+            // Counted first, then looked at, as in `enter`.
+            self.pending[i].fetch_add(1, Ordering::SeqCst);
+            if self.raised[i].load(Ordering::SeqCst) != 0
+                || self.waiting[i].load(Ordering::SeqCst) != 0
+            {
+                self.release(first, b);
+                return None;
+            }
+        }
+        Some(Entered {
+            barrier: self,
+            first,
+            last,
+        })
     }
 
     /// One more write in flight in the range of `e`, held until [`Barrier::release`].
