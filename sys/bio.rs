@@ -8,7 +8,7 @@ use super::member::MemberDev;
 use super::pagebuf::{PageBuf, PAGE_BYTES};
 use super::request::RqBio;
 use super::stack::{Linked, Stack};
-use super::{BlkStatus, RangeOp, GFP_NOIO, REQ_FAILFAST, REQ_NOWAIT, REQ_PREFLUSH};
+use super::{BlkStatus, RangeOp, GFP_NOIO, GFP_NOWAIT, REQ_FAILFAST, REQ_NOWAIT, REQ_PREFLUSH};
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
@@ -47,8 +47,9 @@ impl<C: BioCtx> BioSet<C> {
     /// Creates a bioset holding `pool_size` reserved bios.
     ///
     /// With the reserve, allocations with `GFP_NOIO` never fail: they wait for member bios in
-    /// flight to come back. No rescuer: member bios are allocated on rraid's workers, never
-    /// inside `submit_bio` where earlier bios could wait on `current->bio_list`.
+    /// flight to come back. No rescuer: the allocations that wait are made on rraid's workers;
+    /// those inside `submit_bio`, where earlier bios could wait on `current->bio_list`, are
+    /// `GFP_NOWAIT` and fail instead.
     ///
     /// `vecs`: the bios carry pages of their own ([`BioSet::pages`]), so the set keeps a pool
     /// of vec tables too (`BIOSET_NEED_BVECS`).
@@ -90,9 +91,11 @@ impl<C: BioCtx> BioSet<C> {
     /// Clones sectors `[offset, offset + len)` of `src` onto `member` at `sector`.
     ///
     /// The clone shares `src`'s pages: no data is copied. `REQ_PREFLUSH` is dropped, since
-    /// flushes reach members as separate bios, and so is `REQ_NOWAIT`, as md drops it: the
-    /// worker may wait for a member, and a member's "would block" or "not supported" answer to
-    /// a nowait bio must never look like a media error.
+    /// flushes reach members as separate bios. `REQ_NOWAIT` is the caller's `nowait`, not the
+    /// source's: a worker may wait for a member (md drops the flag too), while a clone made in
+    /// `queue_rq` must not, so it is allocated without sleeping (failing when the pool is
+    /// empty) and asks the member to answer "would block" rather than wait for a tag.
+    #[expect(clippy::too_many_arguments)]
     pub fn clone_range<T>(
         &self,
         src: &RqBio<T>,
@@ -100,15 +103,17 @@ impl<C: BioCtx> BioSet<C> {
         len: u64,
         member: &MemberDev,
         sector: u64,
+        nowait: bool,
         ctx: C,
     ) -> Result<Bio<C>> {
         if offset + len > src.sectors() || len == 0 {
             return Err(EINVAL);
         }
+        let gfp = if nowait { GFP_NOWAIT } else { GFP_NOIO };
         // SAFETY: `src` is a live bio of a request in flight and `self.bs` is initialised; with
-        // GFP_NOIO the mempool waits rather than fail.
+        // GFP_NOIO the mempool waits rather than fail, with GFP_NOWAIT it returns null.
         let raw =
-            unsafe { bindings::bio_alloc_clone(member.bdev(), src.raw(), GFP_NOIO, self.bs.get()) };
+            unsafe { bindings::bio_alloc_clone(member.bdev(), src.raw(), gfp, self.bs.get()) };
         let bio = self.adopt(raw, ctx)?;
         let b = bio.bio.as_ptr();
         // SAFETY: `b` is our fresh clone, not yet submitted; the range was checked above.
@@ -116,6 +121,9 @@ impl<C: BioCtx> BioSet<C> {
             bindings::bio_trim(b, offset, len);
             (*b).bi_iter.bi_sector = sector;
             (*b).bi_opf &= !(REQ_PREFLUSH | REQ_NOWAIT);
+            if nowait {
+                (*b).bi_opf |= REQ_NOWAIT;
+            }
         }
         Ok(bio)
     }

@@ -145,10 +145,12 @@ impl<T: DiskOps> DiskState<T> {
         set.queue_depth = queue_depth.max(1);
         set.numa_node = bindings::NUMA_NO_NODE;
         set.cmd_size = core::mem::size_of::<RqPdu>() as u32;
-        // One tag space shared by all hardware queues, no deeper than the members. Not
-        // blocking: `queue_rq` only parks requests. No scheduler by default: md, bio-based, has
-        // none either.
-        set.flags = bindings::BLK_MQ_F_SHOULD_MERGE
+        // One tag space shared by all hardware queues, no deeper than the members. Blocking
+        // (SRCU), as `submit_bio_noacct` may sleep by its contract, though `queue_rq` itself
+        // never does: it parks requests or maps them with nowait member bios. No scheduler by
+        // default: md, bio-based, has none either.
+        set.flags = bindings::BLK_MQ_F_BLOCKING
+            | bindings::BLK_MQ_F_SHOULD_MERGE
             | bindings::BLK_MQ_F_TAG_HCTX_SHARED
             | bindings::BLK_MQ_F_STACKING
             | bindings::BLK_MQ_F_NO_SCHED_BY_DEFAULT;

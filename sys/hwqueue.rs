@@ -1,8 +1,12 @@
-//! The request path of a disk's hardware queues: `queue_rq` parks, a worker hands over.
+//! The request path of a disk's hardware queues: `queue_rq` maps inline or parks, a worker
+//! hands over.
 //!
-//! Execution model: `queue_rq` never sleeps. It starts the request, parks it on its hardware
-//! queue's [`RequestList`] and queues that hardware queue's work item on rraid's workqueue
-//! (per-CPU, `WQ_MEM_RECLAIM`). The work item runs in task context under a plug of its own and
+//! Execution model: `queue_rq` never sleeps. Called inside `submit_bio` (`in_submit_bio`) it
+//! may map the request at once ([`DiskOps::inline`]): the member bios it submits wait on
+//! `current->bio_list` until `queue_rq` has returned, and are issued in the submitter's context,
+//! as md's are. Otherwise it starts the request, parks it on its hardware queue's
+//! [`RequestList`] and queues that hardware queue's work item on rraid's workqueue
+//! (`WQ_MEM_RECLAIM`). The work item runs in task context under a plug of its own and
 //! hands each request to [`DiskOps::handle`], which may sleep for member bios and member tags.
 //! So the submitter's plug never holds member requests that a sleeping `queue_rq` waits for,
 //! and a request can wait (for a retry, later for a stripe) without holding `queue_rq`.
@@ -43,8 +47,15 @@ pub trait DiskOps: Send + Sync + Sized + 'static {
             Self::handle(rq);
         }
     }
-    /// A request was just started, in `queue_rq`: atomic context, must not sleep. The default
-    /// does nothing.
+    /// Handles a started request at once in `queue_rq`, inside `submit_bio` (bios it submits
+    /// are queued on `current->bio_list`, to be issued after `queue_rq` returns), or returns
+    /// `false`, having done nothing, to leave it to the worker. Must not sleep. The default
+    /// leaves every request to the worker.
+    fn inline(rq: &InflightRequest<Self>) -> bool {
+        let _ = rq;
+        false
+    }
+    /// A request was just started, in `queue_rq`: must not sleep. The default does nothing.
     fn queued(rq: &InflightRequest<Self>) {
         let _ = rq;
     }
@@ -214,6 +225,11 @@ pub(super) unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
     // `cmd_size` covers `RqPdu` (see `DiskState::new`).
     let rq = unsafe { InflightRequest::<T>::start((*bd).rq) };
     T::queued(&rq);
+    // Outside `submit_bio` (a caller's plug flushed, kblockd) a member bio submitted here
+    // would go down into the member's queue before this returns: only the worker submits.
+    if super::in_submit_bio() && T::inline(&rq) {
+        return bindings::BLK_STS_OK as bindings::blk_status_t;
+    }
     // SAFETY: `driver_data` of this queue's hardware contexts is their `HwQueue<T>`, live
     // while requests are issued on them.
     let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };

@@ -2,8 +2,8 @@
 
 use super::pagebuf::PageBuf;
 use super::{
-    BlkStatus, BLK_FEAT_FUA, BLK_FEAT_WRITE_CACHE, BLK_FEAT_ZONED, REQ_FAILFAST, REQ_FUA, REQ_META,
-    REQ_PREFLUSH, REQ_SYNC,
+    BlkStatus, BLK_FEAT_FUA, BLK_FEAT_NOWAIT, BLK_FEAT_WRITE_CACHE, BLK_FEAT_ZONED, REQ_FAILFAST,
+    REQ_FUA, REQ_META, REQ_PREFLUSH, REQ_SYNC,
 };
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -205,6 +205,12 @@ impl MemberDev {
     /// Whether the device supports forced unit access.
     pub fn fua(&self) -> bool {
         self.features() & BLK_FEAT_FUA != 0
+    }
+
+    /// Whether the device answers `REQ_NOWAIT` bios with "would block" instead of waiting
+    /// (every blk-mq device; stacked ones only if all below them do).
+    pub fn nowait(&self) -> bool {
+        self.features() & BLK_FEAT_NOWAIT != 0
     }
 
     /// Whether the device is zoned (rraid refuses zoned members).

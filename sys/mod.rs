@@ -163,6 +163,8 @@ impl RangeOp {
 }
 
 // Queue feature bits (`blk_features_t`): cast macros that bindgen does not translate.
+/// `BLK_FEAT_NOWAIT`.
+pub(crate) const BLK_FEAT_NOWAIT: u32 = 1 << 7;
 /// `BLK_FEAT_WRITE_CACHE`.
 const BLK_FEAT_WRITE_CACHE: u32 = 1 << 0;
 /// `BLK_FEAT_FUA`.
@@ -177,6 +179,25 @@ const BLK_FEAT_RAID_PARTIAL_STRIPES_EXPENSIVE: u32 = 1 << 15;
 /// `GFP_NOIO`: may sleep and reclaim, but must not recurse into I/O.
 pub(crate) const GFP_NOIO: bindings::gfp_t =
     (1 << bindings::___GFP_DIRECT_RECLAIM_BIT) | (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT);
+
+/// `GFP_NOWAIT`: never sleeps; wakes kswapd and fails quietly when memory is short.
+pub(crate) const GFP_NOWAIT: bindings::gfp_t =
+    (1 << bindings::___GFP_KSWAPD_RECLAIM_BIT) | (1 << bindings::___GFP_NOWARN_BIT);
+
+/// Whether the running task is inside `submit_bio` (`current->bio_list` is set) with no bio
+/// waiting there yet: bios it submits now are queued on that list and issued after the current
+/// one is done, so nothing it submits recurses into a member queue before it returns, and they
+/// are issued next. A bio already waiting (the rest of a bio blk-mq split to fit a request)
+/// would be issued first, and may wait for one of this disk's tags, which only the completion
+/// of the bios behind it would give back.
+pub fn in_submit_bio() -> bool {
+    // SAFETY: `get_current` is the running task; its `bio_list`, when set, points to the two
+    // lists on the stack of its `submit_bio_noacct_nocheck`, written only by itself.
+    unsafe {
+        let list = (*bindings::get_current()).bio_list;
+        !list.is_null() && (*list).head.is_null()
+    }
+}
 
 /// Runs `f` with this task's allocations kept from starting I/O, as `memalloc_noio_save()`:
 /// code on the I/O path may then allocate with `GFP_KERNEL`, which the `kernel` crate's
