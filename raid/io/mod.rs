@@ -13,7 +13,7 @@ pub mod repair;
 use crate::plan::bits;
 use crate::raid::sync::Entered;
 use crate::raid::Array;
-use crate::sys::bio::{Bio, BioCtx};
+use crate::sys::bio::{Bio, BioCtx, BioStack};
 use crate::sys::disk::{defer, DeferredBio, DiskOps};
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
 use crate::sys::slot::DevRef;
@@ -65,11 +65,30 @@ pub(crate) enum Origin {
     Request(InflightRequest<Array>),
 }
 
+/// Where the member bios of a mapping go.
+pub enum Tx {
+    /// Sent as they are made: a worker, which may sleep.
+    Now,
+    /// Gathered without sleeping, to be sent once the whole request has mapped (`queue_rq`,
+    /// [`Array::map_inline`]); dropped unsent when any part cannot be had without waiting.
+    Inline(BioStack<Piece>),
+}
+
+impl Tx {
+    /// Whether the mapping must not sleep: a busy barrier, a pool or a member that would
+    /// make it wait is `Err(BlkStatus::AGAIN)` instead, and the request goes to the worker.
+    pub(crate) fn nowait(&self) -> bool {
+        matches!(self, Self::Inline(_))
+    }
+}
+
 /// The context of one member bio.
 pub struct Piece {
     pub(crate) origin: Origin,
     pub(crate) kind: Kind,
     pub(crate) member: usize,
+    /// Where on the member (or replacement) it goes.
+    pub(crate) sector: u64,
     /// Offset of the piece in its source bio, and its length, in sectors.
     pub(crate) offset: u64,
     pub(crate) len: u64,
@@ -82,6 +101,11 @@ pub struct Piece {
     pub(crate) dev: Option<DevRef>,
     /// The barrier buckets this write counts in ([`super::sync::Barrier::hold`]).
     pub(crate) hold: Option<(u64, u64)>,
+    /// The buckets it was sent under, kept when it gives up `hold` to be sent again.
+    pub(crate) buckets: Option<(u64, u64)>,
+    /// Sent with `REQ_NOWAIT` from `queue_rq`: a member's "would block" sends it again from
+    /// the worker, where it may wait.
+    pub(crate) nowait: bool,
     /// Sent with `REQ_FAILFAST` (md's `MD_FAILFAST`): its error fails the member at once.
     pub(crate) failfast: bool,
 }
@@ -144,10 +168,21 @@ impl Array {
         len: u64,
         tried: u64,
     ) -> Result<(), BlkStatus> {
-        self.send_piece(src, kind, member, sector, offset, len, tried, None)
+        self.send_piece(
+            src,
+            kind,
+            member,
+            sector,
+            offset,
+            len,
+            tried,
+            None,
+            &mut Tx::Now,
+        )
     }
 
-    /// As [`Array::send_clone`], for a write counted in the barrier range of `held`.
+    /// As [`Array::send_clone`], for a write counted in the barrier range of `held`, through
+    /// `tx`.
     #[expect(clippy::too_many_arguments)]
     pub(crate) fn send_piece(
         &self,
@@ -159,11 +194,17 @@ impl Array {
         len: u64,
         tried: u64,
         held: Option<&Entered<'_>>,
+        tx: &mut Tx,
     ) -> Result<(), BlkStatus> {
         let Some(dev) = self.target_dev(kind, member)? else {
             return Ok(());
         };
         let bdev = dev.clone();
+        let nowait = tx.nowait();
+        if nowait && !bdev.nowait() {
+            return Err(BlkStatus::AGAIN);
+        }
+        let hold = held.map(|e| self.sync.barrier().hold(e));
         // md's failfast: only where another copy can serve if this one fails fast.
         let failfast = bdev.failfast()
             && self
@@ -173,23 +214,55 @@ impl Array {
             origin: Origin::Bio(src.clone_ref()),
             kind,
             member,
+            sector,
             offset,
             len,
             tried,
             status: BlkStatus::OK,
-            hold: held.map(|e| self.sync.barrier().hold(e)),
+            hold,
+            buckets: hold,
+            nowait,
             dev: Some(dev),
             failfast,
         };
         let mut bio = self
             .bioset
-            .clone_range(src, offset, len, &bdev, sector, piece)
-            .map_err(|_| BlkStatus::IOERR)?;
+            .clone_range(src, offset, len, &bdev, sector, nowait, piece)
+            .map_err(|_| {
+                if nowait {
+                    BlkStatus::AGAIN
+                } else {
+                    BlkStatus::IOERR
+                }
+            })?;
         if failfast {
             bio.set_failfast();
         }
-        self.send(bio);
+        match tx {
+            Tx::Now => self.send(bio),
+            Tx::Inline(bios) => {
+                bios.push(bio);
+            }
+        }
         Ok(())
+    }
+
+    /// Enters the write barrier over array (RAID 10) or member range `[start, start + len)`:
+    /// waiting for the sync thread, or, through a [`Tx::Inline`], `Err(AGAIN)` where it would.
+    pub(crate) fn enter_barrier(
+        &self,
+        start: u64,
+        len: u64,
+        tx: &Tx,
+    ) -> Result<Entered<'_>, BlkStatus> {
+        match tx {
+            Tx::Now => Ok(self.sync.barrier().enter(start, len)),
+            Tx::Inline(_) => self
+                .sync
+                .barrier()
+                .try_enter(start, len)
+                .ok_or(BlkStatus::AGAIN),
+        }
     }
 
     /// The device a member bio of `kind` goes to: the slot's device, or for
@@ -225,11 +298,14 @@ impl Array {
                 origin: Origin::Request(rq.clone()),
                 kind,
                 member,
+                sector,
                 offset: 0,
                 len: n,
                 tried: 0,
                 status: BlkStatus::OK,
                 hold: held.map(|e| self.sync.barrier().hold(e)),
+                buckets: None,
+                nowait: false,
                 dev: Some(dev.clone()),
                 failfast: false,
             };
@@ -255,7 +331,7 @@ impl Array {
                     self.start_intent(rq);
                 }
                 for src in rq.bios() {
-                    self.level.map_bio(self, &src, write)?;
+                    self.level.map_bio(self, &src, write, &mut Tx::Now)?;
                 }
                 Ok(())
             }
@@ -312,6 +388,17 @@ impl Array {
     /// means ([`OnError`]); a flush error is logged in any case (md logs flush errors and goes
     /// on where another copy has the data).
     fn piece_failed(mut bio: Bio<Piece>) {
+        let p = bio.ctx_mut();
+        if p.nowait && matches!(p.status, BlkStatus::AGAIN | BlkStatus::NOTSUPP) {
+            // The member would have made `queue_rq` wait: the worker sends the piece again,
+            // and may wait there. Until then it holds no barrier count, as a parked failed
+            // write (below), and keeps its device: the member has not failed.
+            if let Some((first, last)) = p.hold.take() {
+                p.request().data().sync().barrier().release(first, last);
+            }
+            defer::<Array>(bio);
+            return;
+        }
         let to_worker = {
             let p = bio.ctx();
             let rq = p.request();
@@ -420,6 +507,10 @@ impl DiskOps for Array {
         }
     }
 
+    fn inline(rq: &InflightRequest<Self>) -> bool {
+        rq.data().map_inline(rq)
+    }
+
     fn queued(rq: &InflightRequest<Self>) {
         if matches!(rq.op(), ReqOp::Write | ReqOp::Discard | ReqOp::WriteZeroes) {
             if let Some(m) = rq.data().meta() {
@@ -433,6 +524,10 @@ impl DiskOps for Array {
         // Put the bio first; the piece keeps the request, and so the array, alive.
         let piece = bio.into_ctx();
         let array = piece.request().data();
+        if piece.nowait && matches!(piece.status, BlkStatus::AGAIN | BlkStatus::NOTSUPP) {
+            array.resend(&piece);
+            return;
+        }
         // A member that failed a write is recorded in the superblocks before the write
         // completes (md holds such bios until `md_update_sb`): the piece still holds it.
         if let Some(m) = array.meta() {
@@ -475,6 +570,93 @@ impl Array {
         };
         b.start_write(self, start, len);
         rq.on_end(intent_done);
+    }
+
+    /// [`Array::start_intent`] without sleeping: `false`, with nothing counted, when a bit
+    /// must be set first. Any context.
+    fn try_start_intent(&self, rq: &InflightRequest<Array>) -> bool {
+        let Some(b) = self.bitmap() else {
+            return true;
+        };
+        let Some((start, len)) = self.level.intent_range(rq.sector(), rq.sectors()) else {
+            return true;
+        };
+        if !b.try_start_write(start, len) {
+            return false;
+        }
+        rq.on_end(intent_done);
+        true
+    }
+
+    /// Maps a read or write request in `queue_rq`, inside `submit_bio` (md's path: the caller's
+    /// context, no hand-off to a worker), where that needs no sleep: RAID 0, 1 and 10, members
+    /// that take `REQ_NOWAIT`, no sync job waiting to start, the barrier open, the superblocks
+    /// already active and the bitmap's bits already set, bios to be had from the pools. The
+    /// member bios are gathered first and sent only when all are: `false`, with nothing sent
+    /// or counted, leaves the request to the worker. A member that would block later answers
+    /// `BLK_STS_AGAIN`, and that piece alone is sent again from the worker.
+    pub(crate) fn map_inline(&self, rq: &InflightRequest<Array>) -> bool {
+        let write = match rq.op() {
+            ReqOp::Read => false,
+            ReqOp::Write => true,
+            _ => return false,
+        };
+        if !self.level.maps_inline() || self.sync.kick_pending() {
+            return false;
+        }
+        // `queued` counted the write before this looks: a clean-marking that saw no writes
+        // has cleared `active` first (both sequentially consistent), so it is seen here.
+        if write && self.meta().is_some_and(|m| !m.is_active()) {
+            return false;
+        }
+        let mut tx = Tx::Inline(BioStack::new());
+        for src in rq.bios() {
+            if self.level.map_bio(self, &src, write, &mut tx).is_err() {
+                // Dropping the gathered bios gives back their barrier counts.
+                return false;
+            }
+        }
+        if write && !self.try_start_intent(rq) {
+            return false;
+        }
+        if let Tx::Inline(bios) = tx {
+            for bio in bios.take_all_fifo() {
+                self.send(bio);
+            }
+        }
+        true
+    }
+
+    /// Sends a piece a member refused with "would block" again, from the worker and allowed
+    /// to wait: a write under the barrier again. When its device has left the slot since, a
+    /// read goes to another copy (the level's retry) and a write is dropped, as the failed
+    /// member's writes are (the copies in sync have it).
+    fn resend(&self, p: &Piece) {
+        let Origin::Bio(src) = &p.origin else {
+            p.request().set_error(BlkStatus::IOERR);
+            return;
+        };
+        let entered = p
+            .buckets
+            .map(|(first, last)| self.sync.barrier().enter_buckets(first, last));
+        let res = self.send_piece(
+            src,
+            p.kind,
+            p.member,
+            p.sector,
+            p.offset,
+            p.len,
+            p.tried,
+            entered.as_ref(),
+            &mut Tx::Now,
+        );
+        if let Err(e) = res {
+            match p.kind {
+                Kind::Read => self.level.retry_read(self, p),
+                Kind::Write if self.level.on_error(Kind::Write, true) == OnError::FailMember => {}
+                _ => p.request().set_error(e),
+            }
+        }
     }
 
     /// Marks the superblocks active if a write request is in flight and they say clean.

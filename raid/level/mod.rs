@@ -24,7 +24,7 @@ pub mod raid5;
 
 use crate::layout::raid0::{Raid0, Raid0Layout};
 use crate::layout::{raid1::Raid1, raid10::Raid10};
-use crate::raid::io::{Kind, OnError, Piece};
+use crate::raid::io::{Kind, OnError, Piece, Tx};
 use crate::raid::sync::{Action, Window};
 use crate::raid::Array;
 use crate::sys::disk::{DeferredBio, DiskOps, Limits};
@@ -316,12 +316,25 @@ impl Level {
         }
     }
 
-    /// Maps one bio of a read or write request onto the members.
-    pub fn map_bio(&self, array: &Array, src: &RqBio<Array>, write: bool) -> Result<(), BlkStatus> {
+    /// Whether reads and writes may be mapped in `queue_rq` ([`Array::map_inline`]): every
+    /// level but RAID 4/5/6, whose stripe cache gathers requests on the worker.
+    pub fn maps_inline(&self) -> bool {
+        !matches!(self, Self::Raid5(_))
+    }
+
+    /// Maps one bio of a read or write request onto the members, its member bios going
+    /// through `tx`.
+    pub fn map_bio(
+        &self,
+        array: &Array,
+        src: &RqBio<Array>,
+        write: bool,
+        tx: &mut Tx,
+    ) -> Result<(), BlkStatus> {
         match self {
-            Self::Raid0(g) => array.map_bio0(g, src, write),
-            Self::Raid1(g) => array.map_bio1(g, src, write),
-            Self::Raid10(g) => array.map_bio10(g, src, write),
+            Self::Raid0(g) => array.map_bio0(g, src, write, tx),
+            Self::Raid1(g) => array.map_bio1(g, src, write, tx),
+            Self::Raid10(g) => array.map_bio10(g, src, write, tx),
             // Mapped in `handle_round`, through the stripe cache.
             Self::Raid5(_) => Err(BlkStatus::IOERR),
         }

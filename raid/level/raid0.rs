@@ -5,7 +5,7 @@
 //! request: nothing else holds the data.
 
 use crate::layout::raid0::Raid0;
-use crate::raid::io::Kind;
+use crate::raid::io::{Kind, Tx};
 use crate::raid::Array;
 use crate::sys::request::{InflightRequest, RqBio};
 use crate::sys::{BlkStatus, RangeOp};
@@ -17,10 +17,11 @@ impl Array {
         g: &Raid0,
         src: &RqBio<Array>,
         write: bool,
+        tx: &mut Tx,
     ) -> Result<(), BlkStatus> {
         let kind = if write { Kind::Write } else { Kind::Read };
         for e in g.extents(src.sector(), src.sectors()) {
-            self.send_clone(src, kind, e.member, e.sector, e.offset, e.len, 0)?;
+            self.send_piece(src, kind, e.member, e.sector, e.offset, e.len, 0, None, tx)?;
         }
         Ok(())
     }

@@ -9,7 +9,7 @@
 
 use crate::layout::raid1::Raid1;
 use crate::plan::bits;
-use crate::raid::io::{Kind, Origin, Piece};
+use crate::raid::io::{Kind, Origin, Piece, Tx};
 use crate::raid::sync::{Action, Window, MAX_COPIES};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
@@ -24,21 +24,22 @@ impl Array {
         g: &Raid1,
         src: &RqBio<Array>,
         write: bool,
+        tx: &mut Tx,
     ) -> Result<(), BlkStatus> {
         let sector = g.map(src.sector());
         let len = src.sectors();
         if write {
             // Not while the sync thread works on this part (md's `wait_barrier`); every member
             // bio counts until it is done.
-            let entered = self.sync().barrier().enter(src.sector(), len);
+            let entered = self.enter_barrier(src.sector(), len, tx)?;
             self.each_write_target1(src.sector(), |kind, m| {
-                self.send_piece(src, kind, m, sector, 0, len, 0, Some(&entered))
+                self.send_piece(src, kind, m, sector, 0, len, 0, Some(&entered), tx)
             })
         } else {
             let m = self
                 .choose_read(src.sector(), len)
                 .ok_or(BlkStatus::IOERR)?;
-            self.send_clone(src, Kind::Read, m, sector, 0, len, 1 << m)
+            self.send_piece(src, Kind::Read, m, sector, 0, len, 1 << m, None, tx)
         }
     }
 

@@ -14,7 +14,7 @@
 //! not one range per member, and md splits them by stripe in a path of its own.
 
 use crate::layout::raid10::{Raid10, Replica};
-use crate::raid::io::{Kind, Origin, Piece};
+use crate::raid::io::{Kind, Origin, Piece, Tx};
 use crate::raid::sync::{Action, Window, MAX_COPIES};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
@@ -29,6 +29,7 @@ impl Array {
         g: &Raid10,
         src: &RqBio<Array>,
         write: bool,
+        tx: &mut Tx,
     ) -> Result<(), BlkStatus> {
         if write && self.is_broken() {
             return Err(BlkStatus::IOERR);
@@ -39,7 +40,10 @@ impl Array {
         let mut skip = 0;
         // Writes wait while the sync thread works on their part of the array (its windows are
         // in array sectors on RAID 10), and count until their copies are written.
-        let entered = write.then(|| self.sync().barrier().enter(src.sector(), src.sectors()));
+        let entered = match write {
+            true => Some(self.enter_barrier(src.sector(), src.sectors(), tx)?),
+            false => None,
+        };
         while s < end {
             let n = (end - s).min(chunk - (s & (chunk - 1)));
             if write {
@@ -57,6 +61,7 @@ impl Array {
                         n,
                         0,
                         entered.as_ref(),
+                        tx,
                     )?;
                     if repl & (1 << c.member) != 0 {
                         self.send_piece(
@@ -68,6 +73,7 @@ impl Array {
                             n,
                             0,
                             entered.as_ref(),
+                            tx,
                         )?;
                     }
                     sent = true;
@@ -77,7 +83,18 @@ impl Array {
                 }
             } else {
                 let c = self.choose_read10(g, s, n).ok_or(BlkStatus::IOERR)?;
-                self.send_clone(src, Kind::Read, c.member, c.sector, skip, n, 1 << c.member)?;
+                let tried = 1 << c.member;
+                self.send_piece(
+                    src,
+                    Kind::Read,
+                    c.member,
+                    c.sector,
+                    skip,
+                    n,
+                    tried,
+                    None,
+                    tx,
+                )?;
             }
             s += n;
             skip += n;
