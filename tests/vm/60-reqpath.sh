@@ -1,6 +1,7 @@
 #!/bin/sh
-# VM tests, the request path: queue_rq never sleeps and member I/O comes from rraid's workers
-# (depth-1 members under many writers, a scheduler switch under I/O), nowait answers from a
+# VM tests, the request path: queue_rq never sleeps; member I/O comes from the submitter inside
+# submit_bio, or else from rraid's workers (depth-1 members under many writers refusing nowait
+# bios, a scheduler switch under I/O), nowait answers from a
 # member are not media errors (dm-flakey refuses nowait bios), discards of many ranges merged into
 # one request (NVMe members allow 256 discard segments), discard only when every member has it,
 # no secure erase, zoned members refused, the tag set no deeper than the members, array
@@ -50,12 +51,22 @@ rp_depth1() {
 		done
 	) &
 	sw=$!
+	bio_trace_on /dev/nullb0 /dev/nullb1 || { touch /tmp/rp-stop; wait $sw; return 1; }
 	fio --name=depth1 --filename=/dev/rraid0 $FIO_COMMON --rw=randwrite --bsrange=4k-128k \
 		--iodepth=32 --numjobs=4 --offset_increment=32M --size=24M --do_verify=1 ||
-		{ touch /tmp/rp-stop; wait $sw; fail "fio 4 jobs x QD 32 over depth-1 members"; return 1; }
+		{ touch /tmp/rp-stop; wait $sw; bio_trace_off /tmp/tr; fail "fio 4 jobs x QD 32 over depth-1 members"; return 1; }
 	touch /tmp/rp-stop
 	wait $sw
 	rm -f /tmp/rp-stop
+	bio_trace_off /tmp/tr
+	# Each block is written once: a member write fio's task sent that a worker sends again
+	# is one the member refused with "would block" (no free tag, frozen for the switch).
+	byfio=$(awk '$2 ~ /W/ && $5 == "fio"' /tmp/tr | wc -l)
+	again=$(awk '$2 ~ /W/ { k = $1 " " $3 " " $4; if ($5 == "fio") f[k] = 1; else if (k in f) r++ }
+		END { print r + 0 }' /tmp/tr)
+	note "member writes sent from queue_rq: $byfio, sent again by a worker: $again"
+	[ "$byfio" -gt 0 ] || { fail "no member write was sent from queue_rq"; return 1; }
+	[ "$again" -gt 0 ] || { fail "no member refused a nowait write: the retry path was not reached"; return 1; }
 	# Buffered writers again, now through ext4, ending in a sync.
 	mkfs.ext4 -F -q /dev/rraid0 || { fail "mkfs.ext4"; return 1; }
 	mount /dev/rraid0 "$T_MNT" || { fail "mount"; return 1; }
@@ -68,6 +79,27 @@ rp_depth1() {
 	sync
 	umount "$T_MNT" || { fail "umount"; return 1; }
 	e2fsck -fn /dev/rraid0 || { fail "e2fsck"; return 1; }
+}
+
+# rp_inline LEVEL N: requests issued one at a time (psync) are mapped in queue_rq, inside
+# submit_bio: fio's own task sends the member bios, as md's would, not a worker; data verified.
+rp_inline() {
+	lvl=$1
+	set -- $DISKS
+	members="$1 $2"
+	[ "$lvl" = 10 ] && members="$1 $2 $3 $4"
+	mk rraid0 "level=$lvl chunk=64K assume-clean" $members || return 1
+	bio_trace_on $members || return 1
+	fio --name=inline --filename=/dev/rraid0 --ioengine=psync --direct=1 --randrepeat=1 \
+		--rw=randwrite --bs=4k --size=16M --verify=crc32c --verify_fatal=1 --do_verify=1 ||
+		{ bio_trace_off /tmp/tr; fail "fio psync verify"; return 1; }
+	bio_trace_off /tmp/tr
+	total=$(wc -l </tmp/tr)
+	byfio=$(awk '$5 == "fio"' /tmp/tr | wc -l)
+	note "member bios: $total, sent by fio's task: $byfio"
+	[ "$total" -ge 8192 ] || { fail "the trace saw $total member bios of at least 8192"; return 1; }
+	[ $((byfio * 10)) -ge $((total * 9)) ] ||
+		{ fail "fio's task sent $byfio of $total member bios: requests went to the worker"; return 1; }
 }
 
 # rp_nowait LEVEL: io_uring writes carry REQ_NOWAIT; a dm-flakey member (no faults) refuses
@@ -346,6 +378,9 @@ rp_failslab() {
 
 t_run reqpath-depth1-raid1 rp_depth1 1
 t_run reqpath-depth1-raid0 rp_depth1 0
+t_run reqpath-inline-raid0 rp_inline 0
+t_run reqpath-inline-raid1 rp_inline 1
+t_run reqpath-inline-raid10 rp_inline 10
 t_run reqpath-nowait-flakey-raid1 rp_nowait 1
 t_run reqpath-nowait-flakey-raid0 rp_nowait 0
 t_run reqpath-discard-multirange-raid0 rp_discard_multi 0
