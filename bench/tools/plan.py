@@ -5,7 +5,8 @@ Each job file is an ordinary fio job file that takes its parameters from the env
 (${DEV}, ${SIZE}, ${BS}, ${QD}, ...), with `; @key value` directives in its comment header:
 
   @title T              human title
-  @metric bw|iops       the figure whose rraid/md ratio decides the row
+  @metric bw|iops|lat   the figure whose rraid/md ratio decides the row (lat: md's p50 and p99
+                        over rraid's, the worse of the two)
   @levels L...          RAID levels the workload runs on (0 1 4 5 6 10)
   @members L:N,N ...    member counts per level (default: LEVELS below)
   @chunks L:C,C ...     chunk sizes per level (default: LEVELS below)
@@ -27,6 +28,8 @@ Each job file is an ordinary fio job file that takes its parameters from the env
   @pattern NAME         IOMeter pattern (ratings in the summary)
   @runtime S, @ramp S   seconds per measurement and of ramp for rows without a target (not in
                         smoke runs)
+  @min-runtime S        at least S seconds per measurement on every row, target or not (latency
+                        rows: enough completions for a p99; not in smoke runs)
 
 Output (stdout): one plan line per row, space-separated, '-' for empty:
   key job workload level members chunk bs qd jobs variant kind member_mib mbps degraded metric
@@ -56,7 +59,7 @@ def parse_job(path):
     d = {"file": path, "job": os.path.basename(path)[:-4], "vary": [], "fixed": {},
          "default": [], "full": [], "target": [], "members": {}, "chunks": {}, "degraded": {},
          "kind": "brd", "mbps": 0, "baseline": "-", "slices": 0, "sample": "-",
-         "pattern": "-", "runtime": None, "ramp": None, "metric": "bw", "title": None, "levels": []}
+         "pattern": "-", "runtime": None, "min_runtime": None, "ramp": None, "metric": "bw", "title": None, "levels": []}
     for line in open(path):
         m = re.match(r"^;\s*@([a-z-]+)\s*(.*?)\s*$", line)
         if not m:
@@ -65,7 +68,7 @@ def parse_job(path):
         if k == "title":
             d["title"] = v
         elif k == "metric":
-            assert v in ("bw", "iops"), f"{path}: @metric bw|iops"
+            assert v in ("bw", "iops", "lat"), f"{path}: @metric bw|iops|lat"
             d["metric"] = v
         elif k == "levels":
             d["levels"] = [int(x) for x in v.split()]
@@ -106,6 +109,8 @@ def parse_job(path):
             d["pattern"] = v
         elif k == "runtime":
             d["runtime"] = int(v)
+        elif k == "min-runtime":
+            d["min_runtime"] = int(v)
         elif k == "ramp":
             d["ramp"] = int(v)
         else:
@@ -234,6 +239,8 @@ def estimate(row, job, args, runs, has_target):
         ramp = args.ramp
         if args.target_runtime is not None:
             rt = args.target_runtime
+    if job["min_runtime"] is not None:
+        rt = max(rt, job["min_runtime"])
     impls = 2
     if row["level"] in (4, 5, 6):
         impls = 3  # md with and without group_thread_cnt
@@ -313,6 +320,11 @@ def main():
             fv = [f"{k}={val}" for k, val in sorted(v.items()) if k not in COLUMN_VARS]
             if job["runtime"] is not None and target == "-" and args.mode != "smoke":
                 fv.append(f"RUNTIME={job['runtime']}")
+            if job["min_runtime"] is not None and args.mode != "smoke":
+                base = job["runtime"] if job["runtime"] is not None and target == "-" else (
+                    args.target_runtime if target != "-" and args.target_runtime is not None else args.runtime)
+                fv = [f for f in fv if not f.startswith("RUNTIME=")]
+                fv.append(f"RUNTIME={max(int(base), job['min_runtime'])}")
             if job["ramp"] is not None and target == "-" and args.mode != "smoke":
                 fv.append(f"RAMP={job['ramp']}")
             fio_vars = ",".join(fv) or "-"

@@ -5,7 +5,8 @@ usage: report.py RESULTS_DIR [--no-plots]
 
 Per row (key) and implementation the median over runs of each figure; the row's ratio is the
 median over runs of rraid / (the better of md and md-gt) in that run, on the row's metric
-(MB/s for bw rows, IOPS for iops rows: see the job file's @metric).
+(MB/s for bw rows, IOPS for iops rows: see the job file's @metric); for lat rows md's p50 and
+p99 over rraid's, the worse of the two (>= 1: rraid is no slower), against md's lower latency.
 """
 import csv
 import math
@@ -64,7 +65,7 @@ def load(path):
                 row["notes"].append(f"{r['impl']}: {r['note']}" if r["run"] != "0" else r["note"])
             continue
         run = int(r["run"])
-        fig = {k: num(r[k]) for k in ("mb_s", "iops", "p99_us", "cpu_s_per_gib")}
+        fig = {k: num(r.get(k)) for k in ("mb_s", "iops", "p50_us", "p99_us", "cpu_s_per_gib")}
         if row["variant"].startswith("slice=") and not r["variant"].startswith("slice="):
             row["variant"] = r["variant"]
         if r["variant"].startswith("slice="):
@@ -80,30 +81,45 @@ def finish(rows, meta):
         row["metric"] = m["metric"]
         row["title"] = m["title"]
         row["pattern"] = m.get("pattern")
-        mk = "iops" if m["metric"] == "iops" else "mb_s"
+        lat = m["metric"] == "lat"
+        mk = {"iops": "iops", "lat": "p99_us"}.get(m["metric"], "mb_s")
         ratios = []
         per_impl = defaultdict(lambda: defaultdict(list))
         for run, impls in sorted(row["runs"].items()):
             for impl, fig in impls.items():
                 for k, v in fig.items():
                     per_impl[impl][k].append(v)
-            r = impls.get("rraid", {}).get(mk)
+            rr = impls.get("rraid", {})
+            if lat:
+                q = []
+                for k in ("p50_us", "p99_us"):
+                    mds = [impls[i][k] for i in ("md", "md-gt") if i in impls and impls[i].get(k)]
+                    if rr.get(k) and mds:
+                        q.append(min(mds) / rr[k])
+                if len(q) == 2:
+                    ratios.append(min(q))
+                continue
+            r = rr.get(mk)
             mds = [impls[i][mk] for i in ("md", "md-gt") if i in impls and impls[i].get(mk)]
             if r is not None and mds:
                 ratios.append(r / max(mds))
         row["nruns"] = len(ratios)
         row["ratio"] = med(ratios)
+        row["spread"] = f"{min(ratios):.2f}–{max(ratios):.2f}" if ratios else ""
         row["med"] = {impl: {k: med(v) for k, v in figs.items()} for impl, figs in per_impl.items()}
         mdbest = None
         for impl in ("md", "md-gt"):
             v = row["med"].get(impl, {}).get(mk)
-            if v is not None and (mdbest is None or v > mdbest[1]):
+            if v is not None and (mdbest is None or (v < mdbest[1] if lat else v > mdbest[1])):
                 mdbest = (impl, v)
         row["md_impl"] = mdbest[0] if mdbest else "md"
         row["value"] = {impl: row["med"].get(impl, {}).get(mk) for impl in row["med"]}
         if row["status"] == "ok" and row["ratio"] is None:
             row["status"] = "error"
             row["notes"].append("no complete rraid/md pair")
+
+
+UNIT = {"bw": "MB/s", "iops": "IOPS", "lat": "µs p99"}
 
 
 def fmt(v, nd=2):
@@ -204,11 +220,11 @@ def write_summary(out_dir, rows, info):
     if trows or tna:
         L.append("## Rows with a target\n")
     if trows:
-        L.append("| level | workload | array | parameters | rraid | md | rraid/md | target | runs | |")
+        L.append("| level | workload | array | parameters | rraid | md | rraid/md | target | runs (spread) | |")
         L.append("|---|---|---|---|---:|---:|---:|---:|---:|---|")
         for r in sorted(trows, key=lambda r: (r["level"], r["workload"], r["key"])):
             t = tg[r["key"]]
-            unit = "IOPS" if r["metric"] == "iops" else "MB/s"
+            unit = UNIT[r["metric"]]
             if r["status"] != "ok" or r["ratio"] is None:
                 L.append(f"| {level_name(r['level'])} | {r['title']} | {conf(r)} | {params(r)} | | | "
                          f"{r['status']} | {t:.2f} | | {'; '.join(r['notes'])[:120]} |")
@@ -216,7 +232,7 @@ def write_summary(out_dir, rows, info):
             verdict = "meets" if r["ratio"] >= t else "**below**"
             L.append(f"| {level_name(r['level'])} | {r['title']} | {conf(r)} | {params(r)} | "
                      f"{fmt(r['value'].get('rraid'))} {unit} | {fmt(r['value'].get(r['md_impl']))} {unit} | "
-                     f"**{r['ratio']:.3f}** | {t:.2f} | {r['nruns']} | {verdict} |")
+                     f"**{r['ratio']:.3f}** | {t:.2f} | {r['nruns']} ({r['spread']}) | {verdict} |")
         L.append("")
     if tna:
         by_level = defaultdict(list)
@@ -257,6 +273,22 @@ def write_summary(out_dir, rows, info):
                      f"{'**%.3f**' % ratio if ratio else 'incomplete'} |")
         L.append("")
 
+    lt = [r for r in ok if r["metric"] == "lat"]
+    if lt:
+        L.append("## QD 1 latency\n")
+        L.append("Completion latency (µs), median over runs; ratio = md ÷ rraid per run on p50 and on "
+                 "p99, the worse of the two (≥ 1: rraid no slower than md on either).\n")
+        L.append("| level | array | workload | p50 rraid / md | p99 rraid / md | md/rraid p50 | md/rraid p99 | ratio | runs (spread) |")
+        L.append("|---|---|---|---|---|---:|---:|---:|---:|")
+        for r in sorted(lt, key=lambda r: (r["level"], r["workload"], r["variant"])):
+            mr, mm = r["med"].get("rraid", {}), r["med"].get(r["md_impl"], {})
+            q = [mm.get(k) / mr[k] if mr.get(k) and mm.get(k) else None for k in ("p50_us", "p99_us")]
+            L.append(f"| {level_name(r['level'])} | {conf(r)} | {r['title']} {params(r)} | "
+                     f"{fmt(mr.get('p50_us'), 0)} / {fmt(mm.get('p50_us'), 0)} | "
+                     f"{fmt(mr.get('p99_us'), 0)} / {fmt(mm.get('p99_us'), 0)} | "
+                     f"{fmt(q[0], 3)} | {fmt(q[1], 3)} | **{r['ratio']:.3f}** | {r['nruns']} ({r['spread']}) |")
+        L.append("")
+
     sc = [r for r in ok if r["workload"].startswith("scaling-")]
     if sc:
         L.append("## RAID 0 scaling over capped null_blk members\n")
@@ -273,15 +305,15 @@ def write_summary(out_dir, rows, info):
 
     if ok:
         L.append("## Every row, worst ratio first\n")
-        L.append("| rraid/md | level | array | workload | parameters | rraid | md | unit | p99 µs rraid / md | CPU s/GiB rraid / md | runs |")
+        L.append("| rraid/md | level | array | workload | parameters | rraid | md | unit | p99 µs rraid / md | CPU s/GiB rraid / md | runs (spread) |")
         L.append("|---:|---|---|---|---|---:|---:|---|---|---|---:|")
         for r in sorted(ok, key=lambda r: r["ratio"]):
-            unit = "IOPS" if r["metric"] == "iops" else "MB/s"
+            unit = UNIT[r["metric"]]
             mr, mm = r["med"].get("rraid", {}), r["med"].get(r["md_impl"], {})
             L.append(f"| **{r['ratio']:.3f}** | {level_name(r['level'])} | {conf(r)} | {r['title']} | {params(r)} | "
                      f"{fmt(r['value'].get('rraid'))} | {fmt(r['value'].get(r['md_impl']))} | {unit} | "
                      f"{fmt(mr.get('p99_us'), 0)} / {fmt(mm.get('p99_us'), 0)} | "
-                     f"{fmt(mr.get('cpu_s_per_gib'))} / {fmt(mm.get('cpu_s_per_gib'))} | {r['nruns']} |")
+                     f"{fmt(mr.get('cpu_s_per_gib'))} / {fmt(mm.get('cpu_s_per_gib'))} | {r['nruns']} ({r['spread']}) |")
         L.append("")
 
     if na:

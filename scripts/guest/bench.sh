@@ -62,9 +62,9 @@ echo "$1 $2 $((us + ni + sy + irq + sirq + st)) $((rs + ws))" >>/tmp/bench/snaps
 SNAP
 chmod +x "$B/snap"
 
-# csv IMPL RUN MBS IOPS P99 CPU STATUS NOTE [VARIANT]: one results.csv line for the current row.
+# csv IMPL RUN MBS IOPS P50 P99 CPU STATUS NOTE [VARIANT]: one results.csv line for the current row.
 csv() {
-	echo "@@CSV $R_KEY,$R_LEVEL,$R_MEMBERS,$R_CHUNK,$R_WORKLOAD,${9:-$R_VARIANT},$R_BS,$R_QD,$R_JOBS,$1,$2,$3,$4,$5,$6,$7,$(clean "$8")"
+	echo "@@CSV $R_KEY,$R_LEVEL,$R_MEMBERS,$R_CHUNK,$R_WORKLOAD,${10:-$R_VARIANT},$R_BS,$R_QD,$R_JOBS,$1,$2,$3,$4,$5,$6,$7,$8,$(clean "$9")"
 }
 
 # impl_dev IMPL: the device an implementation is measured on.
@@ -117,28 +117,31 @@ batch() {
 		done
 		run=$((run + 1))
 	done
-	(cd "$B" && DEV=$RDEV fio "$bf" --output-format=terse --terse-version=3 --percentile_list=99 \
+	(cd "$B" && DEV=$RDEV fio "$bf" --output-format=terse --terse-version=3 --percentile_list=50:99 \
 		>"$B/terse" 2>"$B/fio.err")
 	b_rc=$?
 	if [ $b_rc -ne 0 ] || ! grep -q '^3;' "$B/terse"; then
 		b_note="fio exit $b_rc: $(grep -v '^$' "$B/fio.err" | head -3 | tr '\n' ' ')"
-		csv rraid "$1" "" "" "" "" error "$b_note"
+		csv rraid "$1" "" "" "" "" "" error "$b_note"
 		echo "bench: $R_KEY: $b_note"
 		return 1
 	fi
-	# Terse v3: 3 job name, 6 read KiB, 7 read KiB/s, 8 read IOPS, 9 read ms, 18 read clat p99
-	# (usec); 47..50 and 59 the same for writes. One line per section.
+	# Terse v3: 3 job name, 6 read KiB, 7 read KiB/s, 8 read IOPS, 9 read ms, 18 and 19 read clat
+	# p50 and p99 (usec, in --percentile_list's order); 47..50, 59 and 60 the same for writes. One
+	# line per section; for a mixed job the slower direction's percentiles.
 	awk -F';' -v hz=$HZ -v sf="$B/snaps" '
 		FILENAME == sf { split($0, f, " "); snap[f[1] " " f[2]] = f[3] " " f[4]; next }
 		$1 == "3" && $2 ~ /^fio/ {
 			name = $3; slice = ""
 			if (match(name, /-s[0-9][0-9]$/)) { slice = substr(name, RSTART + 2); name = substr(name, 1, RSTART - 1) }
-			split($18, a, "="); split($59, b, "="); p = a[2] + 0; if (b[2] + 0 > p) p = b[2] + 0
+			split($18, a, "="); split($59, b, "="); h = a[2] + 0; if (b[2] + 0 > h) h = b[2] + 0
+			split($19, a, "="); split($60, b, "="); p = a[2] + 0; if (b[2] + 0 > p) p = b[2] + 0
 			if (!(name in seen)) { seen[name] = 1; order[++n] = name }
 			kb[name] += $6 + $47; ms[name] += $9 + $50; bw[name] += $7 + $48; io[name] += $8 + $49
+			if (h > p50[name]) p50[name] = h
 			if (p > p99[name]) p99[name] = p
 			cnt[name]++
-			if (slice != "") printf "S %s %s %.1f %d %d\n", name, slice, ($7 + $48) * 1024 / 1e6, $8 + $49, p
+			if (slice != "") printf "S %s %s %.1f %d %d %d\n", name, slice, ($7 + $48) * 1024 / 1e6, $8 + $49, h, p
 		}
 		END {
 			for (i = 1; i <= n; i++) {
@@ -147,7 +150,7 @@ batch() {
 				split(snap["pre " nm], s0, " "); split(snap["post " nm], s1, " ")
 				gib = (s1[2] - s0[2]) * 512 / 1073741824
 				cpu = (gib > 0 && s1[1] != "") ? sprintf("%.3f", (s1[1] - s0[1]) / hz / gib) : "-"
-				printf "M %s %.1f %d %d %s\n", nm, bw[nm] * 1024 / 1e6, io[nm], p99[nm], cpu
+				printf "M %s %.1f %d %d %d %s\n", nm, bw[nm] * 1024 / 1e6, io[nm], p50[nm], p99[nm], cpu
 			}
 		}' "$B/snaps" "$B/terse" >"$B/parsed"
 	if [ "${BENCH_DEBUG:-0}" = 1 ]; then
@@ -159,23 +162,23 @@ batch() {
 		run=${impl##*-}
 		impl=${impl%-*}
 		if [ "$kind" = S ]; then
-			csv "$impl" "$run" "$f2" "$f3" "$f4" "" ok "" "slice=$f1"
+			csv "$impl" "$run" "$f2" "$f3" "$f4" "$f5" "" ok "" "slice=$f1"
 			continue
 		fi
-		[ "$f4" = - ] && f4=
-		if [ "$R_METRIC" = iops ]; then val=$f2; else val=$f1; fi
+		[ "$f5" = - ] && f5=
+		case $R_METRIC in iops) val=$f2 ;; lat) val="$f3 $f4" ;; *) val=$f1 ;; esac
 		st=ok note=
-		if awk -v v="$val" 'BEGIN { exit !(v + 0 <= 0) }'; then
+		if echo "$val" | awk '{ for (i = 1; i <= NF; i++) if ($i + 0 <= 0) exit 0; exit 1 }'; then
 			st=error note="zero $R_METRIC"
 			b_bad=1
 		fi
-		csv "$impl" "$run" "$f1" "$f2" "$f3" "$f4" "$st" "$note"
+		csv "$impl" "$run" "$f1" "$f2" "$f3" "$f4" "$f5" "$st" "$note"
 		echo "$run $val" >>"$B/val.$impl"
 	done <"$B/parsed"
 	# every implementation must have a figure for every run
 	for impl in rraid $IMPLS_MD ${BASE:+member}; do
 		[ "$(awk -v a="$1" -v b="$2" '$1 >= a && $1 <= b' "$B/val.$impl" 2>/dev/null | wc -l)" -eq $(($2 - $1 + 1)) ] ||
-			{ csv "$impl" "$1" "" "" "" "" error "figure missing"; b_bad=1; }
+			{ csv "$impl" "$1" "" "" "" "" "" error "figure missing"; b_bad=1; }
 	done
 	[ $b_bad -eq 0 ]
 }
@@ -410,10 +413,15 @@ run_row() {
 	while [ $done_runs -lt "$need" ]; do
 		batch $((done_runs + 1)) "$need" || { bad=1; break; }
 		done_runs=$need
-		# the ratio of each run: rraid over the better md figure of that run
-		awk 'FILENAME ~ /val\.rraid$/ { r[$1] = $2; next }
+		# the ratio of each run: rraid over the better md figure of that run; for latency rows
+		# (p50 p99) md's over rraid's, the worse of the two, so that >= 1 means rraid is no slower
+		awk -v lat=$([ "$R_METRIC" = lat ] && echo 1 || echo 0) '
+			FILENAME ~ /val\.rraid$/ { r[$1] = $2; r99[$1] = $3; next }
+			lat { if (!($1 in m) || $2 < m[$1]) m[$1] = $2; if (!($1 in m99) || $3 < m99[$1]) m99[$1] = $3; next }
 			{ if (!($1 in m) || $2 > m[$1]) m[$1] = $2 }
-			END { for (k in r) if (m[k] > 0) printf "%.4f\n", r[k] / m[k] }' \
+			END { for (k in r) {
+				if (lat) { a = m[k] / r[k]; b = m99[k] / r99[k]; printf "%.4f\n", a < b ? a : b }
+				else if (m[k] > 0) printf "%.4f\n", r[k] / m[k] } }' \
 			"$B/val.rraid" "$B/val.md" $([ -f "$B/val.md-gt" ] && echo "$B/val.md-gt") >"$B/val.ratio"
 		if [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ]; then
 			med=$(median "$B/val.ratio")
@@ -488,7 +496,7 @@ while read -r R_KEY R_JOB R_WORKLOAD R_LEVEL R_MEMBERS R_CHUNK R_BS R_QD R_JOBS 
 	[ $est_done -gt 120 ] && left=$((est_left * el / est_done))
 	echo "@@PROGRESS $row_i $n $el $left $R_KEY"
 	if ! level_ok "$R_LEVEL"; then
-		csv rraid 0 "" "" "" "" n/a "rraid has no RAID $R_LEVEL (create gives EINVAL)"
+		csv rraid 0 "" "" "" "" "" n/a "rraid has no RAID $R_LEVEL (create gives EINVAL)"
 		echo "@@ROW $R_KEY n/a 0 - $R_TARGET rraid has no RAID $R_LEVEL"
 		continue
 	fi
@@ -498,7 +506,7 @@ while read -r R_KEY R_JOB R_WORKLOAD R_LEVEL R_MEMBERS R_CHUNK R_BS R_QD R_JOBS 
 	if [ "$CFG_STATE" != ok ]; then
 		st=$CFG_STATE
 		[ "$st" = na ] && st=n/a
-		csv rraid 0 "" "" "" "" "$st" "$CFG_NOTE"
+		csv rraid 0 "" "" "" "" "" "$st" "$CFG_NOTE"
 		echo "@@ROW $R_KEY $st 0 - $R_TARGET $(clean "$CFG_NOTE")"
 		[ "$st" = error ] && echo "bench: $R_KEY: configuration failed: $CFG_NOTE" && tail -5 "$LOG"
 		[ "$R_SMOKE" != - ] && [ "$st" = error ] && {
@@ -514,7 +522,7 @@ while read -r R_KEY R_JOB R_WORKLOAD R_LEVEL R_MEMBERS R_CHUNK R_BS R_QD R_JOBS 
 	if [ -n "$bad" ]; then
 		ROW_STATUS=error
 		ROW_NOTE="kernel log: $bad"
-		csv rraid 0 "" "" "" "" error "kernel log: $bad"
+		csv rraid 0 "" "" "" "" "" error "kernel log: $bad"
 	fi
 	echo "@@ROW $R_KEY $ROW_STATUS $run $med $R_TARGET $(clean "$ROW_NOTE")"
 	if [ "$R_SMOKE" != - ]; then
