@@ -82,8 +82,10 @@ impl_dev() {
 # run's metric to $B/val.IMPL. Returns 1 when fio failed or a figure is missing or zero.
 batch() {
 	bf=$B/batch.fio
-	# the job file's [global] part, then its job section's body (none for sliced jobs)
-	awk '/^\[/ { sec = $0 } sec == "" || sec == "[global]"' "$B/jobs/$R_JOB.fio" >"$bf"
+	# the job file's [global] part, then its job section's body (none for sliced jobs). Its
+	# `filename=` stays out: each section names its own device, and fio adds a section's file
+	# to the global one's instead of replacing it (md's sections then read rraid0 as well).
+	awk '/^\[/ { sec = $0 } (sec == "" || sec == "[global]") && !/^filename=/' "$B/jobs/$R_JOB.fio" >"$bf"
 	awk '/^\[/ { sec = $0; next } sec != "" && sec != "[global]"' "$B/jobs/$R_JOB.fio" >"$B/body"
 	printf 'thread=1\n' >>"$bf"
 	: >"$B/snaps"
@@ -364,9 +366,12 @@ configure() {
 	SIZE_B=$rs
 	[ "$ms" -lt "$SIZE_B" ] && SIZE_B=$ms
 	SIZE_MIB=$((SIZE_B >> 20))
-	# stripe cache: md's default (256 stripe heads of 4 KiB per member), both sides
-	[ -w /sys/block/md0/md/stripe_cache_size ] && echo 256 >/sys/block/md0/md/stripe_cache_size
-	[ -w /sys/block/rraid0/rraid/stripe_cache_size ] && echo 256 >/sys/block/rraid0/rraid/stripe_cache_size
+	# stripe cache: md's default (256 stripe heads of 4 KiB per member), both sides; only
+	# RAID 4/5/6 have one (rraid's file refuses a write on the other levels, as it should).
+	case $R_LEVEL in 4 | 5 | 6)
+		echo 256 >/sys/block/md0/md/stripe_cache_size
+		echo 256 >/sys/block/rraid0/rraid/stripe_cache_size ;;
+	esac
 	if [ "$R_KIND" = brd ] && [ "$FILL" = 1 ]; then
 		# brd allocates a page when it is first written: fill both arrays so reads hit memory.
 		for d in $RDEV $MDEV; do
