@@ -27,6 +27,14 @@ use kernel::{
 /// Largest range bio: `bi_size` is a 32-bit byte count.
 const MAX_RANGE_SECTORS: u64 = 1 << 22;
 
+/// Largest request mapped in `queue_rq` (32 KiB); larger ones go to the worker. Where the
+/// member copies data in its submitter's context (brd, and any bio-based member that does the
+/// work in `submit_bio`), a large request's copy then runs on the worker's CPU beside the
+/// submitter, which goes on submitting; small requests gain more from skipping the hand-off.
+/// Measured over 4 brd members (RAID 0, rraid/md, TCG guest): 64K reads at QD 32 1.28-1.30
+/// with this cut-off, 0.80-0.98 all inline; 1M reads 1.07-1.15 against 1.02-1.16.
+const INLINE_MAX_SECTORS: u64 = 64;
+
 /// What a member bio is for; decides what its failure means.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -589,8 +597,10 @@ impl Array {
     }
 
     /// Maps a read or write request in `queue_rq`, inside `submit_bio` (md's path: the caller's
-    /// context, no hand-off to a worker), where that needs no sleep: RAID 0, 1 and 10, members
-    /// that take `REQ_NOWAIT`, no sync job waiting to start, the barrier open, the superblocks
+    /// context, no hand-off to a worker), where that needs no sleep: requests of at most
+    /// [`INLINE_MAX_SECTORS`], reads on every level,
+    /// writes on RAID 0, 1 and 10 (the level contract's `maps_inline`), members that take
+    /// `REQ_NOWAIT`, no sync job waiting to start, the barrier open, the superblocks
     /// already active and the bitmap's bits already set, bios to be had from the pools. The
     /// member bios are gathered first and sent only when all are: `false`, with nothing sent
     /// or counted, leaves the request to the worker. A member that would block later answers
@@ -601,7 +611,10 @@ impl Array {
             ReqOp::Write => true,
             _ => return false,
         };
-        if !self.level.maps_inline() || self.sync.kick_pending() {
+        if !self.level.maps_inline(write)
+            || rq.sectors() > INLINE_MAX_SECTORS
+            || self.sync.kick_pending()
+        {
             return false;
         }
         // `queued` counted the write before this looks: a clean-marking that saw no writes

@@ -316,10 +316,12 @@ impl Level {
         }
     }
 
-    /// Whether reads and writes may be mapped in `queue_rq` ([`Array::map_inline`]): every
-    /// level but RAID 4/5/6, whose stripe cache gathers requests on the worker.
-    pub fn maps_inline(&self) -> bool {
-        !matches!(self, Self::Raid5(_))
+    /// Whether a read (a write when `write`) may be mapped in `queue_rq`
+    /// ([`Array::map_inline`]): both on RAID 0, 1 and 10; on RAID 4/5/6 only reads, which go
+    /// straight to members in sync (md's aligned reads), as writes gather in the stripe cache
+    /// on the worker.
+    pub fn maps_inline(&self, write: bool) -> bool {
+        !(write && matches!(self, Self::Raid5(_)))
     }
 
     /// Maps one bio of a read or write request onto the members, its member bios going
@@ -335,7 +337,9 @@ impl Level {
             Self::Raid0(g) => array.map_bio0(g, src, write, tx),
             Self::Raid1(g) => array.map_bio1(g, src, write, tx),
             Self::Raid10(g) => array.map_bio10(g, src, write, tx),
-            // Mapped in `handle_round`, through the stripe cache.
+            // Only inline reads come here ([`Level::maps_inline`]); the worker maps through
+            // `handle_round`, by the stripe cache.
+            Self::Raid5(st) if !write && tx.nowait() => array.map_read5(st, src, tx),
             Self::Raid5(_) => Err(BlkStatus::IOERR),
         }
     }

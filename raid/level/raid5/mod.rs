@@ -18,7 +18,7 @@ mod io;
 mod op;
 mod sync;
 
-use crate::raid::io::{Kind, Origin, Piece};
+use crate::raid::io::{Kind, Origin, Piece, Tx};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
@@ -103,32 +103,52 @@ impl Array {
         write: bool,
         batch: &mut Batch,
     ) -> Result<(), BlkStatus> {
-        let geo = st.geo();
-        let chunk = geo.chunk_sectors();
-        let end = src.sector() + src.sectors();
-        let mut s = src.sector();
-        let mut skip = 0;
-        while s < end {
-            let loc = geo.map(s);
-            let off = s & (chunk - 1);
-            let n = (end - s).min(chunk - off);
-            if !write && self.failed_set() & (1 << loc.member) == 0 {
+        for c in chunks(st, src) {
+            if !write && self.failed_set() & (1 << c.member) == 0 {
                 self.send_clone(
                     src,
                     Kind::Read,
-                    loc.member,
-                    loc.member_sector,
-                    skip,
-                    n,
-                    1 << loc.member,
+                    c.member,
+                    c.member_sector,
+                    c.skip,
+                    c.len,
+                    1 << c.member,
                 )?;
             } else {
                 batch
-                    .add(st, src, !write, 0, loc.stripe, loc.member, off, skip, n)
+                    .add(st, src, !write, 0, c.stripe, c.member, c.off, c.skip, c.len)
                     .map_err(|_| BlkStatus::IOERR)?;
             }
-            s += n;
-            skip += n;
+        }
+        Ok(())
+    }
+
+    /// Maps a read bio straight to its members through `tx` (md's aligned read, in
+    /// `queue_rq`): `Err(AGAIN)` when some chunk of it lies on a member not in sync, whose data
+    /// only the stripe cache can rebuild, on the worker.
+    pub(super) fn map_read5(
+        &self,
+        st: &Stripes,
+        src: &RqBio<Array>,
+        tx: &mut Tx,
+    ) -> Result<(), BlkStatus> {
+        let failed = self.failed_set();
+        for c in chunks(st, src) {
+            if failed & (1 << c.member) != 0 {
+                return Err(BlkStatus::AGAIN);
+            }
+            let tried = 1 << c.member;
+            self.send_piece(
+                src,
+                Kind::Read,
+                c.member,
+                c.member_sector,
+                c.skip,
+                c.len,
+                tried,
+                None,
+                tx,
+            )?;
         }
         Ok(())
     }
@@ -156,4 +176,42 @@ impl Array {
             Err(_) => p.request().set_error(BlkStatus::IOERR),
         }
     }
+}
+
+/// One chunk's part of a bio: where it lies and which part of the bio it is.
+struct ChunkPiece {
+    stripe: u64,
+    member: usize,
+    member_sector: u64,
+    /// Offset in its chunk.
+    off: u64,
+    /// Offset in the bio, and length, in sectors.
+    skip: u64,
+    len: u64,
+}
+
+/// The parts of `src` cut at chunk boundaries, each mapped.
+fn chunks<'a>(st: &'a Stripes, src: &RqBio<Array>) -> impl Iterator<Item = ChunkPiece> + 'a {
+    let geo = st.geo();
+    let chunk = geo.chunk_sectors();
+    let (start, end) = (src.sector(), src.sector() + src.sectors());
+    let mut s = start;
+    core::iter::from_fn(move || {
+        if s >= end {
+            return None;
+        }
+        let loc = geo.map(s);
+        let off = s & (chunk - 1);
+        let len = (end - s).min(chunk - off);
+        let piece = ChunkPiece {
+            stripe: loc.stripe,
+            member: loc.member,
+            member_sector: loc.member_sector,
+            off,
+            skip: s - start,
+            len,
+        };
+        s += len;
+        Some(piece)
+    })
 }
