@@ -124,6 +124,54 @@ rp_inline() {
 	[ "$byfio" -eq 0 ] || { fail "fio's task sent $byfio of $total member reads of 64K requests"; return 1; }
 }
 
+# rp_inline_rderr LEVEL: a read mapped in queue_rq that fails on its member (null_blk bad
+# blocks: a nowait member that answers a media error) is rebuilt from the rest of the stripe on
+# the worker; the reader gets the data written, and the member's error is counted.
+rp_inline_rderr() {
+	rp_rderr "$@"
+	rc=$?
+	[ -b /dev/rraid0 ] && rraid_remove rraid0 >/dev/null
+	for d in /sys/kernel/config/nullb/rb*; do
+		[ -d "$d" ] || continue
+		echo 0 >$d/power
+		rmdir $d
+	done
+	modprobe -r null_blk
+	return $rc
+}
+
+rp_rderr() {
+	lvl=$1
+	modprobe null_blk nr_devices=0 || { fail "modprobe null_blk"; return 1; }
+	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config ||
+		{ fail "mount configfs"; return 1; }
+	devs= i=0
+	while [ $i -lt 4 ]; do
+		d=/sys/kernel/config/nullb/rb$i
+		mkdir $d && echo 64 >$d/size && echo 1 >$d/memory_backed && echo 2 >$d/queue_mode &&
+			echo 1 >$d/power || { fail "null_blk configfs device rb$i"; return 1; }
+		devs="$devs /dev/rb$i"
+		i=$((i + 1))
+	done
+	mk rraid0 "level=$lvl chunk=64K assume-clean" $devs || return 1
+	head -c $((16 << 20)) /dev/urandom >/tmp/pat || return 1
+	want=$(sha256sum </tmp/pat | cut -d' ' -f1)
+	dd if=/tmp/pat of=/dev/rraid0 bs=1M oflag=direct 2>/dev/null || { fail "write the pattern"; return 1; }
+	# Member sectors 4096-8191 of rb1: data chunks of several stripes (and its parity in some).
+	echo "+4096-8191" >/sys/kernel/config/nullb/rb1/badblocks || { fail "set bad blocks"; return 1; }
+	bio_trace_on $devs || return 1
+	got=$(dd if=/dev/rraid0 bs=4k count=4096 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)
+	bio_trace_off /tmp/tr
+	[ "$got" = "$want" ] || { fail "data read back differs with bad blocks on rb1"; return 1; }
+	rb1=$(printf '%d,%d' 0x$(stat -L -c '%t' /dev/rb1) 0x$(stat -L -c '%T' /dev/rb1))
+	bad=$(awk -v d="$rb1" '$1 == d && $2 ~ /R/ && $5 == "dd" && $3 >= 4096 && $3 < 8192' /tmp/tr | wc -l)
+	errs=$(cat /sys/block/rraid0/rraid/dev-rb1/errors 2>/dev/null || echo 0)
+	note "inline reads by dd into rb1's bad blocks: $bad; rb1 errors: $errs; degraded: $(cat /sys/block/rraid0/rraid/degraded)"
+	[ "$bad" -gt 0 ] || { fail "no read mapped in queue_rq reached the bad blocks"; return 1; }
+	[ "$errs" -gt 0 ] || { fail "rb1 counted no read error"; return 1; }
+	rm_array rraid0
+}
+
 # rp_nowait LEVEL: io_uring writes carry REQ_NOWAIT; a dm-flakey member (no faults) refuses
 # nowait bios. Member bios must not carry the flag, and nothing fails or degrades.
 rp_nowait() {
@@ -405,6 +453,8 @@ t_run reqpath-inline-raid1 rp_inline 1
 t_run reqpath-inline-raid10 rp_inline 10
 t_run reqpath-inline-raid5 rp_inline 5
 t_run reqpath-inline-raid6 rp_inline 6
+t_run reqpath-inline-rderr-raid5 rp_inline_rderr 5
+t_run reqpath-inline-rderr-raid6 rp_inline_rderr 6
 t_run reqpath-nowait-flakey-raid1 rp_nowait 1
 t_run reqpath-nowait-flakey-raid0 rp_nowait 0
 t_run reqpath-discard-multirange-raid0 rp_discard_multi 0
