@@ -105,15 +105,7 @@ impl Array {
     ) -> Result<(), BlkStatus> {
         for c in chunks(st, src) {
             if !write && self.failed_set() & (1 << c.member) == 0 {
-                self.send_clone(
-                    src,
-                    Kind::Read,
-                    c.member,
-                    c.member_sector,
-                    c.skip,
-                    c.len,
-                    1 << c.member,
-                )?;
+                self.read_direct(src, &c, &mut Tx::Now)?;
             } else {
                 batch
                     .add(st, src, !write, 0, c.stripe, c.member, c.off, c.skip, c.len)
@@ -137,20 +129,31 @@ impl Array {
             if failed & (1 << c.member) != 0 {
                 return Err(BlkStatus::AGAIN);
             }
-            let tried = 1 << c.member;
-            self.send_piece(
-                src,
-                Kind::Read,
-                c.member,
-                c.member_sector,
-                c.skip,
-                c.len,
-                tried,
-                None,
-                tx,
-            )?;
+            self.read_direct(src, &c, tx)?;
         }
         Ok(())
+    }
+
+    /// Sends chunk piece `c` of read `src` straight to its member, through `tx`: a clone of the
+    /// request's bio, no copy (md's aligned read).
+    fn read_direct(
+        &self,
+        src: &RqBio<Array>,
+        c: &ChunkPiece,
+        tx: &mut Tx,
+    ) -> Result<(), BlkStatus> {
+        let tried = 1 << c.member;
+        self.send_piece(
+            src,
+            Kind::Read,
+            c.member,
+            c.member_sector,
+            c.skip,
+            c.len,
+            tried,
+            None,
+            tx,
+        )
     }
 
     /// A direct read that failed on its member: rebuilt through the stripe cache, which also
