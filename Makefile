@@ -6,6 +6,9 @@ T ?=
 # DEBUG=1: the debug guest kernel (KASAN, kmemleak, debug objects; LLVM=1), cached apart.
 DEBUG ?=
 export RRAID_FLAVOUR := $(if $(DEBUG),debug,normal)
+# The benchmarks run on their own kernel, without lockdep (scripts/kernel/rraid-bench.config);
+# `make bench-smoke`, part of `make test`, keeps the tests' kernel.
+bench profile bench-rebuild bench-bitmap: export RRAID_FLAVOUR := $(if $(DEBUG),debug,bench)
 
 .PHONY: all setup kernel module initramfs host-test vm-test test test-full demo bench bench-parity bench-rebuild bench-bitmap profile clippy fmt clean
 

@@ -1,15 +1,17 @@
 # Shared settings for rraid's scripts; sourced, not run.
 # The kernel build is cached outside the repository, keyed by source version, fragments and
-# compilers. RRAID_FLAVOUR picks the guest kernel: `normal` (default) or `debug` (KASAN,
-# kmemleak, debug objects; built with LLVM=1). Each flavour has its own kernel cache entry and
-# its own build/ directory for rraid.ko, the initramfs and console logs.
+# compilers. RRAID_FLAVOUR picks the guest kernel: `normal` (default: the tests' kernel, with
+# lockdep), `debug` (KASAN, kmemleak, debug objects; built with LLVM=1) or `bench` (the
+# benchmarks' kernel: no lockdep). Each flavour has its own kernel cache entry and its own
+# build/ directory for rraid.ko, the initramfs and console logs.
 RRAID_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RRAID_CACHE="${RRAID_CACHE:-/var/cache/rraid}"
 RRAID_FLAVOUR="${RRAID_FLAVOUR:-normal}"
 case "$RRAID_FLAVOUR" in
   normal) RRAID_BUILD="$RRAID_ROOT/build" ;;
   debug) RRAID_BUILD="$RRAID_ROOT/build/debug" ;;
-  *) echo "RRAID_FLAVOUR must be normal or debug, not '$RRAID_FLAVOUR'" >&2; exit 2 ;;
+  bench) RRAID_BUILD="$RRAID_ROOT/build/bench" ;;
+  *) echo "RRAID_FLAVOUR must be normal, debug or bench, not '$RRAID_FLAVOUR'" >&2; exit 2 ;;
 esac
 export RRAID_FLAVOUR
 RUSTC_KERNEL=/usr/bin/rustc
@@ -22,13 +24,18 @@ JOBS="${JOBS:-$(( $(nproc) + 1 ))}"
 rraid_fragments() {
   echo "$RRAID_ROOT/scripts/kernel/rraid.config"
   [ "$RRAID_FLAVOUR" = debug ] && echo "$RRAID_ROOT/scripts/kernel/rraid-debug.config"
+  [ "$RRAID_FLAVOUR" = bench ] && echo "$RRAID_ROOT/scripts/kernel/rraid-bench.config"
   return 0
 }
 
 # The option lists the final .config must hold.
 rraid_required() {
   echo "$RRAID_ROOT/scripts/kernel/required.txt"
-  [ "$RRAID_FLAVOUR" = debug ] && echo "$RRAID_ROOT/scripts/kernel/required-debug.txt"
+  case "$RRAID_FLAVOUR" in
+    normal) echo "$RRAID_ROOT/scripts/kernel/required-checks.txt" ;;
+    debug) echo "$RRAID_ROOT/scripts/kernel/required-debug.txt" ;;
+    bench) echo "$RRAID_ROOT/scripts/kernel/required-bench.txt" ;;
+  esac
   return 0
 }
 
@@ -49,8 +56,8 @@ rraid_kernel_key() {
 }
 
 rraid_kernel_dir() {
-  if [ "$RRAID_FLAVOUR" = debug ]; then
-    echo "$RRAID_CACHE/kernel-debug-$(rraid_kernel_key)"
+  if [ "$RRAID_FLAVOUR" != normal ]; then
+    echo "$RRAID_CACHE/kernel-$RRAID_FLAVOUR-$(rraid_kernel_key)"
   else
     echo "$RRAID_CACHE/kernel-$(rraid_kernel_key)"
   fi

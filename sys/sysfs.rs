@@ -124,7 +124,11 @@ impl<T: SysfsOps> SysfsDir<T> {
             let mut kattr: bindings::kobj_attribute = unsafe { core::mem::zeroed() };
             kattr.attr.name = a.name.as_char_ptr();
             kattr.attr.mode = if a.read { 0o444 } else { 0 } | if a.write { 0o200 } else { 0 };
-            kattr.attr.key = T::lock_class().as_ptr();
+            // The field exists with lockdep only (C's `sysfs_attr_init`).
+            #[cfg(CONFIG_DEBUG_LOCK_ALLOC)]
+            {
+                kattr.attr.key = T::lock_class().as_ptr();
+            }
             kattr.show = if a.read {
                 Some(show_trampoline::<T>)
             } else {

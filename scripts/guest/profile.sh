@@ -90,5 +90,5 @@ for dev in $DEVS; do
 			grep -v '^#' | grep -v '^$' | grep '%' | head -25
 	done
 done
-bad=$(dmesg | grep -v '^rraid:' | grep -E "$DMESG_BAD")
+bad=$(dmesg | grep -v '^rraid:' | grep -vi 'command line' | grep -E "$DMESG_BAD")
 [ -z "$bad" ] || { echo "$bad"; die "kernel log holds errors"; }
