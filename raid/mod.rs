@@ -163,6 +163,11 @@ pub struct Array {
     /// Write requests (writes, discards, write-zeroes) from `queue_rq` to their end: the
     /// safe-mode count of `meta`.
     write_reqs: AtomicU32,
+    /// Read and write requests from `queue_rq` to their end: whether a large request has
+    /// others to overlap with on the worker (see `io`).
+    rw_reqs: AtomicU32,
+    /// Large requests that found no other in flight since the last one that did (see `io`).
+    lone_large: AtomicU32,
     #[pin]
     bioset: BioSet<Piece>,
     /// The buffer of read-error repair, as md's `tmppage`: one repair at a time per array, and
@@ -234,6 +239,8 @@ impl Array {
                 broken: AtomicBool::new(false),
                 writes: AtomicU32::new(0),
                 write_reqs: AtomicU32::new(0),
+                rw_reqs: AtomicU32::new(0),
+                lone_large: AtomicU32::new(0),
                 bioset <- BioSet::new(BIOSET_POOL, false),
                 repair_page <- new_mutex!(page, "rraid::repair_page"),
                 open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),

@@ -19,6 +19,7 @@
 use super::bio::{Bio, BioCtx, BioStack};
 use super::request::{InflightRequest, RequestChain, RequestList};
 use super::workqueue::QueueRef;
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     bindings,
     prelude::*,
@@ -49,10 +50,11 @@ pub trait DiskOps: Send + Sync + Sized + 'static {
     }
     /// Handles a started request at once in `queue_rq`, inside `submit_bio` (bios it submits
     /// are queued on `current->bio_list`, to be issued after `queue_rq` returns), or returns
-    /// `false`, having done nothing, to leave it to the worker. Must not sleep. The default
-    /// leaves every request to the worker.
-    fn inline(rq: &InflightRequest<Self>) -> bool {
-        let _ = rq;
+    /// `false`, having done nothing, to leave it to the worker. Must not sleep. `worker_busy`
+    /// tells whether this hardware queue's worker has work queued or running (a hint: it may
+    /// just have finished). The default leaves every request to the worker.
+    fn inline(rq: &InflightRequest<Self>, worker_busy: bool) -> bool {
+        let _ = (rq, worker_busy);
         false
     }
     /// A request was just started, in `queue_rq`: must not sleep. The default does nothing.
@@ -104,6 +106,8 @@ struct HwQueue<T: DiskOps> {
     work: Opaque<bindings::work_struct>,
     rqs: RequestList<T>,
     bios: BioStack<T::Deferred>,
+    /// Set by a kick, cleared as a run returns: whether the work item is queued or running.
+    busy: AtomicBool,
     wq: QueueRef,
 }
 
@@ -131,6 +135,7 @@ impl<T: DiskOps> HwQueue<T> {
             }),
             rqs: RequestList::new(),
             bios: BioStack::new(),
+            busy: AtomicBool::new(false),
             wq,
         })
     }
@@ -139,6 +144,7 @@ impl<T: DiskOps> HwQueue<T> {
     /// an empty list: a push onto a non-empty one follows an earlier push's kick, whose run
     /// has not taken the list yet and takes all of it.
     fn kick(&self) {
+        self.busy.store(true, Ordering::Relaxed);
         // SAFETY: The work item is initialised and pinned, the queue valid (type invariant).
         // Queueing an already pending item does nothing, and that pending run takes what was
         // parked, since it takes the lists only after it starts.
@@ -191,7 +197,9 @@ unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
         unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
     }
     // Anything parked after the last round found its list empty, so its push kicked the item,
-    // whose pending bit is clear while this function runs: a new run follows.
+    // whose pending bit is clear while this function runs: a new run follows. A kick racing
+    // with this store leaves `busy` clear over a pending run; it is only a hint.
+    hq.busy.store(false, Ordering::Relaxed);
 }
 
 /// Gives `hctx` its [`HwQueue<T>`], whose work item runs on `wq`; [`exit_hctx_trampoline`]
@@ -225,14 +233,14 @@ pub(super) unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
     // `cmd_size` covers `RqPdu` (see `DiskState::new`).
     let rq = unsafe { InflightRequest::<T>::start((*bd).rq) };
     T::queued(&rq);
-    // Outside `submit_bio` (a caller's plug flushed, kblockd) a member bio submitted here
-    // would go down into the member's queue before this returns: only the worker submits.
-    if super::in_submit_bio() && T::inline(&rq) {
-        return bindings::BLK_STS_OK as bindings::blk_status_t;
-    }
     // SAFETY: `driver_data` of this queue's hardware contexts is their `HwQueue<T>`, live
     // while requests are issued on them.
     let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };
+    // Outside `submit_bio` (a caller's plug flushed, kblockd) a member bio submitted here
+    // would go down into the member's queue before this returns: only the worker submits.
+    if super::in_submit_bio() && T::inline(&rq, hq.busy.load(Ordering::Relaxed)) {
+        return bindings::BLK_STS_OK as bindings::blk_status_t;
+    }
     if hq.rqs.push(rq) {
         hq.kick();
     }

@@ -32,9 +32,9 @@ pub(crate) struct RqPdu {
     status: AtomicU8,
     /// The next request while this one is parked on a [`RequestList`].
     next: AtomicPtr<bindings::request>,
-    /// A counter in the queue data that counts this request until it ends
+    /// Counters in the queue data that count this request until it ends
     /// ([`InflightRequest::count_in`]), or null.
-    counter: AtomicPtr<AtomicU32>,
+    counters: [AtomicPtr<AtomicU32>; 2],
     /// An [`EndHook`] of the queue data's type, run as the request ends
     /// ([`InflightRequest::on_end`]), or null.
     on_end: AtomicPtr<()>,
@@ -82,7 +82,7 @@ impl<T: 'static> InflightRequest<T> {
                 pending: AtomicU32::new(1),
                 status: AtomicU8::new(0),
                 next: AtomicPtr::new(ptr::null_mut()),
-                counter: AtomicPtr::new(ptr::null_mut()),
+                counters: [const { AtomicPtr::new(ptr::null_mut()) }; 2],
                 on_end: AtomicPtr::new(ptr::null_mut()),
             })
         };
@@ -107,15 +107,22 @@ impl<T: 'static> InflightRequest<T> {
     }
 
     /// Counts the request in the counter `f` picks out of the queue data, until the request
-    /// ends (the counter is decremented just before `blk_mq_end_request`). Once per request.
+    /// ends (the counter is decremented just before `blk_mq_end_request`). At most twice per
+    /// request, from the context that started it; a third counter is not counted.
     pub fn count_in(&self, f: impl FnOnce(&T) -> &AtomicU32) {
         let data = self.data();
         let counter = f(&data);
+        let Some(slot) = self
+            .pdu()
+            .counters
+            .iter()
+            .find(|c| c.load(Ordering::Relaxed).is_null())
+        else {
+            return;
+        };
         // SeqCst: the count pairs with a reader that publishes a flag and then checks it.
         counter.fetch_add(1, Ordering::SeqCst);
-        self.pdu()
-            .counter
-            .store(ptr::from_ref(counter).cast_mut(), Ordering::Release);
+        slot.store(ptr::from_ref(counter).cast_mut(), Ordering::Release);
     }
 
     /// Runs `f` when the request ends, before its [`InflightRequest::count_in`] counter drops
@@ -259,11 +266,13 @@ impl<T: 'static> Drop for InflightRequest<T> {
             let f = unsafe { core::mem::transmute::<*mut (), EndHook<T>>(hook) };
             f(&self.data(), self.sector(), self.sectors(), status == 0);
         }
-        let counter = pdu.counter.load(Ordering::Acquire);
-        if !counter.is_null() {
-            // SAFETY: `count_in` took the counter from the queue data, which outlives every
-            // request of the queue (see `data`).
-            unsafe { (*counter).fetch_sub(1, Ordering::SeqCst) };
+        for c in &pdu.counters {
+            let counter = c.load(Ordering::Acquire);
+            if !counter.is_null() {
+                // SAFETY: `count_in` took the counter from the queue data, which outlives every
+                // request of the queue (see `data`).
+                unsafe { (*counter).fetch_sub(1, Ordering::SeqCst) };
+            }
         }
         // SAFETY: This was the last reference, so all member I/O of the request is done and
         // nothing else will touch it; ending it hands it back to blk-mq exactly once.

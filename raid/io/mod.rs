@@ -27,13 +27,21 @@ use kernel::{
 /// Largest range bio: `bi_size` is a 32-bit byte count.
 const MAX_RANGE_SECTORS: u64 = 1 << 22;
 
-/// Largest request mapped in `queue_rq` (32 KiB); larger ones go to the worker. Where the
-/// member copies data in its submitter's context (brd, and any bio-based member that does the
-/// work in `submit_bio`), a large request's copy then runs on the worker's CPU beside the
-/// submitter, which goes on submitting; small requests gain more from skipping the hand-off.
-/// Measured over 4 brd members (RAID 0, rraid/md, TCG guest): 64K reads at QD 32 1.28-1.30
-/// with this cut-off, 0.80-0.98 all inline; 1M reads 1.07-1.15 against 1.02-1.16.
+/// Largest request always mapped in `queue_rq` (32 KiB). Where the member copies data in its
+/// submitter's context (brd, and any bio-based member that does the work in `submit_bio`), a
+/// large request's copy runs on the worker's CPU beside the submitter, which goes on submitting;
+/// small requests gain more from skipping the hand-off. Measured over 4 brd members (RAID 0,
+/// rraid/md, TCG guest): 64K reads at QD 32 1.28-1.30 with this cut-off, 0.80-0.98 all inline;
+/// 1M reads 1.07-1.15 against 1.02-1.16. A submitter with one request at a time has nothing to
+/// overlap, so large requests are mapped inline too while none finds another in flight (see
+/// [`Array::large_to_worker`]).
 const INLINE_MAX_SECTORS: u64 = 64;
+
+/// Lone large requests after the last that overlapped, still sent to the worker.
+const DEEP_EXIT: u32 = 8;
+
+/// While large requests come one at a time, one in this many still goes to the worker.
+const DEEP_PROBE: u32 = 64;
 
 /// What a member bio is for; decides what its failure means.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -515,11 +523,14 @@ impl DiskOps for Array {
         }
     }
 
-    fn inline(rq: &InflightRequest<Self>) -> bool {
-        rq.data().map_inline(rq)
+    fn inline(rq: &InflightRequest<Self>, worker_busy: bool) -> bool {
+        rq.data().map_inline(rq, worker_busy)
     }
 
     fn queued(rq: &InflightRequest<Self>) {
+        if matches!(rq.op(), ReqOp::Read | ReqOp::Write) {
+            rq.count_in(|a| &a.rw_reqs);
+        }
         if matches!(rq.op(), ReqOp::Write | ReqOp::Discard | ReqOp::WriteZeroes) {
             if let Some(m) = rq.data().meta() {
                 m.write_queued();
@@ -596,6 +607,27 @@ impl Array {
         true
     }
 
+    /// Whether a request over [`INLINE_MAX_SECTORS`] goes to the worker. Only an idle worker
+    /// takes one: a busy one would queue it behind its work, while the submitter's CPU is free
+    /// to copy it (so a deep submitter's requests are shared between its CPU and the worker's,
+    /// and many shallow submitters keep their own CPUs). It takes one while large requests
+    /// find others in flight, and for the first [`DEEP_EXIT`] after the last that did. Past
+    /// that the submitter is taken to issue one at a time, and only every [`DEEP_PROBE`]th goes
+    /// to the worker: members that complete in the submitter's context (brd) end an inline
+    /// request before the next arrives, so only a request on the worker can show that the
+    /// submitter had more to send. The counts are racy hints, never a correctness matter.
+    fn large_to_worker(&self, worker_busy: bool) -> bool {
+        let n = if self.rw_reqs.load(Ordering::Relaxed) > 1 {
+            self.lone_large.store(0, Ordering::Relaxed);
+            0
+        } else {
+            self.lone_large
+                .fetch_add(1, Ordering::Relaxed)
+                .wrapping_add(1)
+        };
+        !worker_busy && (n < DEEP_EXIT || n % DEEP_PROBE == 0)
+    }
+
     /// Maps a read or write request in `queue_rq`, inside `submit_bio` (md's path: the caller's
     /// context, no hand-off to a worker), where that needs no sleep: requests of at most
     /// [`INLINE_MAX_SECTORS`], reads on every level,
@@ -605,16 +637,14 @@ impl Array {
     /// member bios are gathered first and sent only when all are: `false`, with nothing sent
     /// or counted, leaves the request to the worker. A member that would block later answers
     /// `BLK_STS_AGAIN`, and that piece alone is sent again from the worker.
-    pub(crate) fn map_inline(&self, rq: &InflightRequest<Array>) -> bool {
+    pub(crate) fn map_inline(&self, rq: &InflightRequest<Array>, worker_busy: bool) -> bool {
         let write = match rq.op() {
             ReqOp::Read => false,
             ReqOp::Write => true,
             _ => return false,
         };
-        if !self.level.maps_inline(write)
-            || rq.sectors() > INLINE_MAX_SECTORS
-            || self.sync.kick_pending()
-        {
+        let large = rq.sectors() > INLINE_MAX_SECTORS && self.large_to_worker(worker_busy);
+        if !self.level.maps_inline(write) || large || self.sync.kick_pending() {
             return false;
         }
         // `queued` counted the write before this looks: a clean-marking that saw no writes

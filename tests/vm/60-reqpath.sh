@@ -84,8 +84,10 @@ rp_depth1() {
 # rp_inline LEVEL: requests issued one at a time (psync) are mapped in queue_rq, inside
 # submit_bio: fio's own task sends the member bios, as md's would, not a worker; data verified.
 # RAID 5/6 map only reads there (writes gather in the stripe cache on the worker): only their
-# member reads are counted. Requests over 32 KiB go to the worker by design: a 64K read of the
-# same data must be sent by a worker.
+# member reads are counted. Requests over 32 KiB go to the worker while another request is in
+# flight and the worker is idle (its copy on a bio-based member then runs beside the submitter):
+# 64K reads one at a time must be sent by fio's task, and at depth 16 the worker must take a
+# share (at least 1 in 8; a lone submitter's probes alone would be 1 in 64).
 rp_inline() {
 	lvl=$1
 	set -- $DISKS
@@ -119,9 +121,21 @@ rp_inline() {
 	bio_trace_off /tmp/tr
 	total=$(awk '$2 ~ /R/' /tmp/tr | wc -l)
 	byfio=$(awk '$2 ~ /R/ && $5 == "fio"' /tmp/tr | wc -l)
-	note "64K reads: member bios $total, sent by fio's task: $byfio"
+	note "64K reads at depth 1: member bios $total, sent by fio's task: $byfio"
 	[ "$total" -ge 256 ] || { fail "the trace saw $total member reads for 16 MiB in 64K reads"; return 1; }
-	[ "$byfio" -eq 0 ] || { fail "fio's task sent $byfio of $total member reads of 64K requests"; return 1; }
+	[ $((byfio * 10)) -ge $((total * 9)) ] ||
+		{ fail "fio's task sent $byfio of $total member reads of lone 64K requests"; return 1; }
+	bio_trace_on $members || return 1
+	fio --name=deep --filename=/dev/rraid0 --ioengine=libaio --iodepth=16 --direct=1 --rw=read \
+		--bs=64k --size=16M --loops=4 >/dev/null ||
+		{ bio_trace_off /tmp/tr; fail "fio libaio 64K read"; return 1; }
+	bio_trace_off /tmp/tr
+	total=$(awk '$2 ~ /R/' /tmp/tr | wc -l)
+	byfio=$(awk '$2 ~ /R/ && $5 == "fio"' /tmp/tr | wc -l)
+	note "64K reads at depth 16: member bios $total, sent by fio's task: $byfio"
+	[ "$total" -ge 1024 ] || { fail "the trace saw $total member reads for 64 MiB in 64K reads"; return 1; }
+	[ $(((total - byfio) * 8)) -ge "$total" ] ||
+		{ fail "fio's task sent $byfio of $total member reads of 64K requests at depth 16"; return 1; }
 }
 
 # rp_inline_rderr LEVEL: a read mapped in queue_rq that fails on its member (null_blk bad
