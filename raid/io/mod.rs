@@ -515,9 +515,13 @@ impl DiskOps for Array {
             array.write_start();
             rqs
         };
-        array
+        let tail = array
             .level
             .handle_round(&array, first.clone(), rqs, &mut more);
+        // Here, with the round's frames gone: the stripe path runs deep (see `Tail`).
+        if let Some(tail) = tail {
+            tail.run();
+        }
         if array.sync().kick_pending() {
             Arc::from(array).kick_later();
         }

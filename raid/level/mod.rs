@@ -296,15 +296,16 @@ impl Level {
 
 // The request path (md's `make_request`).
 impl Level {
-    /// One worker round of requests: RAID 4/5/6 gather them by stripe window; the others map
-    /// each request on its own.
+    /// One worker round of requests: RAID 4/5/6 gather them by stripe window, and hand back
+    /// the round's last group of stripe operations for the worker to run from its top frame;
+    /// the others map each request on its own.
     pub fn handle_round(
         &self,
         array: &Array,
         first: InflightRequest<Array>,
         rest: RequestChain<Array>,
         more: &mut dyn FnMut() -> RequestChain<Array>,
-    ) {
+    ) -> Option<raid5::Tail> {
         match self {
             // The stripe cache allocates as it gathers: never with I/O of its own.
             Self::Raid5(st) => noio(|| array.handle_round5(st, &first, rest, more)),
@@ -312,6 +313,7 @@ impl Level {
                 for rq in Iterator::chain(core::iter::once(first), rest) {
                     Array::handle(rq);
                 }
+                None
             }
         }
     }

@@ -23,6 +23,18 @@ struct Group {
     ops: KVec<StripeOp>,
 }
 
+/// A worker round's last group, holding its heads, not started: the request worker runs it
+/// itself once the round's frames are gone ([`Batch::dispatch_keep_last`]).
+pub struct Tail(Group);
+
+impl Tail {
+    /// Runs the group here, as its job would. Nothing may wait for heads before this: the
+    /// group holds them.
+    pub fn run(self) {
+        self.0.run();
+    }
+}
+
 /// Makes room for one more element, waiting out allocation failures: a request on the I/O
 /// path has no way back, and memory returns as member I/O completes.
 fn room<T>(v: &mut KVec<T>) {
@@ -134,6 +146,15 @@ impl Batch {
     /// operation of this very group, or the cache is short), the group is started first, so
     /// that nothing waits on heads held by a group that was never started.
     pub(super) fn dispatch(self, st: &Stripes) {
+        if let Some(mut tail) = self.dispatch_keep_last(st) {
+            tail.0.start(st);
+        }
+    }
+
+    /// [`Batch::dispatch`], but the last group is handed back unstarted, for the request
+    /// worker to run once it has left the round's frames: saves a wakeup and a hand-off per
+    /// round, as md's `raid5d` handles the stripes its own pass released.
+    pub(super) fn dispatch_keep_last(self, st: &Stripes) -> Option<Tail> {
         let mut group = Group { ops: KVec::new() };
         for mut op in self.ops {
             let cols = op.columns(st);
@@ -152,10 +173,10 @@ impl Batch {
                 group.start(st);
             }
         }
-        // Every group runs as a job, on a fresh stack: run on this worker, below `hw_work`
-        // and the round's frames, a RAID 6 double-failure write overflowed the 16 KiB kernel
-        // stack (it ran on the worker to save a wakeup per round).
-        group.start(st);
+        // Never run here, below `hw_work` and the round's frames: a RAID 6 double-failure
+        // write run from this frame overflowed the 16 KiB kernel stack (8ebfe4c, reverted in
+        // bd982cd). The caller runs it from the request worker's top frame instead.
+        (!group.ops.is_empty()).then_some(Tail(group))
     }
 }
 

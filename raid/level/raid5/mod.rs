@@ -24,6 +24,7 @@ use crate::sys::disk::DeferredBio;
 use crate::sys::request::{InflightRequest, RequestChain, RqBio};
 use crate::sys::{BlkStatus, ReqOp};
 use batch::Batch;
+pub use batch::Tail;
 pub use cache::Stripes;
 
 /// Extra looks at the request list for requests that complete a partly written stripe.
@@ -33,14 +34,16 @@ const MAX_REPLANS: usize = 3;
 
 impl Array {
     /// One worker round on a RAID 4/5/6 array: `first`, then `rest`, then whatever `more`
-    /// brings while some write would still need reads, all gathered by window.
+    /// brings while some write would still need reads, all gathered by window. Never inlined:
+    /// the batch's frame must be gone before the caller runs the returned last group.
+    #[inline(never)]
     pub(super) fn handle_round5(
         &self,
         st: &Stripes,
         first: &InflightRequest<Array>,
         rest: RequestChain<Array>,
         more: &mut dyn FnMut() -> RequestChain<Array>,
-    ) {
+    ) -> Option<Tail> {
         let mut batch = Batch::new();
         self.map5_or_fail(st, first, &mut batch);
         for rq in rest {
@@ -58,7 +61,7 @@ impl Array {
                 self.map5_or_fail(st, &rq, &mut batch);
             }
         }
-        batch.dispatch(st);
+        batch.dispatch_keep_last(st)
     }
 
     fn map5_or_fail(&self, st: &Stripes, rq: &InflightRequest<Array>, batch: &mut Batch) {
