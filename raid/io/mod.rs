@@ -647,8 +647,12 @@ impl Array {
             ReqOp::Write => true,
             _ => return false,
         };
-        let large = rq.sectors() > INLINE_MAX_SECTORS && self.large_to_worker(worker_busy);
-        if !self.level.maps_inline(write) || large || self.sync.kick_pending() {
+        // Last: `large_to_worker` counts the request, which it should only for one that could
+        // otherwise be mapped here (not a RAID 4/5/6 write).
+        if !self.level.maps_inline(write)
+            || self.sync.kick_pending()
+            || (rq.sectors() > INLINE_MAX_SECTORS && self.large_to_worker(worker_busy))
+        {
             return false;
         }
         // `queued` counted the write before this looks: a clean-marking that saw no writes
