@@ -276,7 +276,8 @@ def write_summary(out_dir, rows, info):
     lt = [r for r in ok if r["metric"] == "lat"]
     if lt:
         L.append("## QD 1 latency\n")
-        L.append("Latency (µs; whole latency, submission included, since fa48b16; completion latency before), median over runs; ratio = md ÷ rraid per run on p50 and on "
+        L.append("Latency (µs; whole latency, submission included, since fa48b16; completion "
+                 "latency before), median over runs; ratio = md ÷ rraid per run on p50 and on "
                  "p99, the worse of the two (≥ 1: rraid no slower than md on either).\n")
         L.append("| level | array | workload | p50 rraid / md | p99 rraid / md | md/rraid p50 | md/rraid p99 | ratio | runs (spread) |")
         L.append("|---|---|---|---|---|---:|---:|---:|---:|")
