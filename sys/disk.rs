@@ -140,8 +140,7 @@ impl<T: DiskOps> DiskState<T> {
         // SAFETY: `blk_mq_tag_set` is integers and pointers, all of which may be 0.
         let mut set: bindings::blk_mq_tag_set = unsafe { core::mem::zeroed() };
         set.ops = Vtable::<T>::ops();
-        // SAFETY: `nr_cpu_ids` is set at boot and never changes afterwards.
-        set.nr_hw_queues = unsafe { bindings::nr_cpu_ids };
+        set.nr_hw_queues = super::nr_cpus() as u32;
         set.queue_depth = queue_depth.max(1);
         set.numa_node = bindings::NUMA_NO_NODE;
         set.cmd_size = core::mem::size_of::<RqPdu>() as u32;

@@ -227,6 +227,12 @@ pub fn backoff() {
     unsafe { bindings::msleep(1) };
 }
 
+/// The number of possible CPUs (`nr_cpu_ids`): how many ways the I/O path may split work.
+pub fn nr_cpus() -> usize {
+    // SAFETY: `nr_cpu_ids` is set at boot and never changes afterwards.
+    unsafe { bindings::nr_cpu_ids as usize }
+}
+
 /// Fills `buf` with random bytes (UUIDs of arrays and devices).
 pub fn random_bytes(buf: &mut [u8]) {
     // SAFETY: `buf` is valid for writes of its length; the call may be made from any context.

@@ -3,9 +3,9 @@
 //! The system workqueue has no rescuer, so I/O that waits on it can deadlock under memory
 //! pressure; this one is `WQ_MEM_RECLAIM`. It is unbound, as loop's workers are: a request is
 //! mapped on whichever CPU of the submitter's cache domain is free, so the submitter goes on
-//! submitting while a worker maps (a per-CPU worker had to share the submitter's CPU), and
-//! high-priority, so mapping is not queued behind other work. Destroying it at module exit also
-//! waits for any work still returning into module text.
+//! submitting while a worker maps (a per-CPU worker had to share the submitter's CPU), at
+//! normal priority (see [`ModuleQueue::new`]). Destroying it at module exit also waits for any
+//! work still returning into module text.
 
 use core::ptr::NonNull;
 use kernel::{bindings, prelude::*, str::CStr, types::Opaque};
@@ -27,14 +27,16 @@ unsafe impl Send for ModuleQueue {}
 unsafe impl Sync for ModuleQueue {}
 
 impl ModuleQueue {
-    /// Allocates a queue named `name`.
+    /// Allocates a queue named `name`: unbound, as loop's and md's `raid5wq`, and at normal
+    /// priority. A `WQ_HIGHPRI` worker (nice -20) woken onto the submitter's CPU kept the
+    /// submitter off it while the other CPU idled: RAID 5 4K random writes at QD 32 ran at 60 %
+    /// CPU and about 7k IOPS against about 13k without it.
     pub fn new(name: &'static CStr) -> Result<Self> {
         // SAFETY: The format is a NUL-terminated string; the name has no conversions.
         let wq = unsafe {
             bindings::alloc_workqueue(
                 name.as_char_ptr(),
                 bindings::wq_flags_WQ_MEM_RECLAIM
-                    | bindings::wq_flags_WQ_HIGHPRI
                     | bindings::wq_flags_WQ_UNBOUND,
                 0,
             )

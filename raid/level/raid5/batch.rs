@@ -10,7 +10,7 @@ use crate::raid::Array;
 use crate::sys::pageio::PageIo;
 use crate::sys::request::RqBio;
 use crate::sys::workqueue::{spawn, Job};
-use crate::sys::{backoff, noio, BlkStatus};
+use crate::sys::{backoff, noio, nr_cpus, BlkStatus};
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};
 
@@ -35,10 +35,12 @@ impl Tail {
     }
 }
 
-/// Makes room for one more element, waiting out allocation failures: a request on the I/O
-/// path has no way back, and memory returns as member I/O completes.
-fn room<T>(v: &mut KVec<T>) {
-    while v.reserve(1, GFP_KERNEL).is_err() {
+/// Makes room for one more element, and for `want` in all (one allocation where a vector would
+/// otherwise grow from one), waiting out allocation failures: a request on the I/O path has no
+/// way back, and memory returns as member I/O completes.
+fn room<T>(v: &mut KVec<T>, want: usize) {
+    let more = want.saturating_sub(v.len()).max(1);
+    while v.reserve(more, GFP_KERNEL).is_err() {
         backoff();
     }
 }
@@ -89,14 +91,14 @@ impl Batch {
             match found {
                 Some(op) => {
                     op.fua |= fua;
-                    room(&mut op.pieces);
+                    room(&mut op.pieces, 1);
                     op.pieces.push(piece, GFP_KERNEL)?;
                 }
                 None => {
                     let mut pieces = KVec::new();
-                    room(&mut pieces);
+                    room(&mut pieces, 1);
                     pieces.push(piece, GFP_KERNEL)?;
-                    room(&mut self.ops);
+                    room(&mut self.ops, GROUP_MAX);
                     self.ops.push(
                         StripeOp {
                             unit,
@@ -155,8 +157,16 @@ impl Batch {
     /// worker to run once it has left the round's frames: saves a wakeup and a hand-off per
     /// round, as md's `raid5d` handles the stripes its own pass released.
     pub(super) fn dispatch_keep_last(self, st: &Stripes) -> Option<Tail> {
+        // The round is shared out between the CPUs: the worker runs the last share itself
+        // while jobs run the others beside it, so one submitter's writes use every CPU.
+        let per = self
+            .ops
+            .len()
+            .div_ceil(nr_cpus().max(1))
+            .clamp(1, GROUP_MAX);
+        let n = self.ops.len();
         let mut group = Group { ops: KVec::new() };
-        for mut op in self.ops {
+        for (i, mut op) in self.ops.into_iter().enumerate() {
             let cols = op.columns(st);
             let slot = match st.try_acquire(op.unit, cols) {
                 Some(slot) => slot,
@@ -166,10 +176,11 @@ impl Batch {
                 }
             };
             op.slot = Some(slot);
-            room(&mut group.ops);
+            room(&mut group.ops, per);
             // Room was made above: this push does not allocate, so cannot fail.
             let _ = group.ops.push(op, GFP_KERNEL);
-            if group.ops.len() >= GROUP_MAX {
+            // The last share stays for the worker.
+            if group.ops.len() >= per && i + 1 < n {
                 group.start(st);
             }
         }
@@ -239,9 +250,10 @@ impl Job for Group {
 /// own, re-planned around the failing member.
 fn run_group(array: &Array, st: &Stripes, ops: &mut [StripeOp]) {
     let n = array.members().len();
+    let nops = ops.len();
     let mut states: KVec<Option<WriteState>> = KVec::new();
     for op in ops.iter_mut() {
-        room(&mut states);
+        room(&mut states, nops);
         let state = if op.read {
             op.run_alone(array, st);
             None
