@@ -36,8 +36,7 @@ impl ModuleQueue {
         let wq = unsafe {
             bindings::alloc_workqueue(
                 name.as_char_ptr(),
-                bindings::wq_flags_WQ_MEM_RECLAIM
-                    | bindings::wq_flags_WQ_UNBOUND,
+                bindings::wq_flags_WQ_MEM_RECLAIM | bindings::wq_flags_WQ_UNBOUND,
                 0,
             )
         };
