@@ -143,7 +143,7 @@ impl Batch {
     /// Starts every operation: each takes its slot (waiting for one if needed) and runs as a
     /// job on the stripe queue, apart from the request workers that wait for heads here.
     ///
-    /// Operations are grouped, up to `GROUP_MAX` to a job. Heads are taken without waiting
+    /// Operations are grouped, one group per CPU and up to `GROUP_MAX` to a job. Heads are taken without waiting
     /// while the group fills; when they cannot be (the window is busy, maybe with an earlier
     /// operation of this very group, or the cache is short), the group is started first, so
     /// that nothing waits on heads held by a group that was never started.
