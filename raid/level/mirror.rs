@@ -16,20 +16,29 @@ use kernel::prelude::*;
 /// The buffers of a mirror sync job over `copies` copies of chunks of `chunk` sectors
 /// (`u64::MAX` on RAID 1), and the sectors it syncs at once.
 pub(super) fn buffers(action: Action, copies: usize, chunk: u64) -> Result<(Window, u64)> {
-    let rows = match action {
-        Action::Resync | Action::Recover => 1,
-        _ => copies,
-    };
-    // md's compare unit; windows never cross a RAID 10 chunk, whose copies each lie in one
-    // piece on their members.
+    let copy = matches!(action, Action::Resync | Action::Recover);
+    let chunk_pages = (chunk.min(WINDOW_BYTES as u64 / 512) as usize * 512).div_ceil(PAGE_BYTES);
+    if copy && chunk_pages < WINDOW_BYTES / PAGE_BYTES {
+        // RAID 10 chunks under 1 MiB: a resync or recovery reads and writes 1 MiB of them at
+        // once, each chunk in a row of its own ([`Array::copy_units`]), as md keeps many
+        // `r10bio`s in flight; one chunk at a time left the members idle between its read
+        // and its write. Both are powers of two.
+        let rows = (WINDOW_BYTES / PAGE_BYTES / chunk_pages.max(1)).max(1);
+        return Ok((
+            Window::new(rows, chunk_pages.max(1), BLOCK_SECTORS.min(chunk))?,
+            (rows * chunk_pages * PAGE_BYTES / 512) as u64,
+        ));
+    }
+    let rows = if copy { 1 } else { copies };
+    // md's compare unit; a check's windows never cross a RAID 10 chunk, whose copies each lie
+    // in one piece on their members.
     let block = BLOCK_SECTORS.min(chunk);
     let block_pages = (block as usize * 512).div_ceil(PAGE_BYTES).max(1);
     let max_pages = (chunk.min(MAX_BLOCKS as u64 * block) as usize * 512)
         .div_ceil(PAGE_BYTES)
         .max(1);
-    // 1 MiB over all rows, whole blocks, and a power of two: a RAID 10 window maps only its
-    // first sector, so it must divide the chunk (3 or 5 rows would give 80 or 48 pages, and
-    // the next window would run past its chunk's end).
+    // 1 MiB over all rows, whole blocks, and a power of two: it must divide a RAID 10 chunk
+    // (3 or 5 rows would give 80 or 48 pages, and the next window would start inside one).
     let pages = (WINDOW_BYTES / PAGE_BYTES / rows.max(1)).clamp(block_pages, max_pages);
     let pages = 1usize << pages.ilog2();
     Ok((
@@ -296,27 +305,21 @@ impl Array {
         }
         let failed = PageIo::batch(|io| {
             for &(m, sector) in copies {
-                let (Some(dev), Some(slice)) = (
-                    self.members.get(m).and_then(|x| x.replacement.get()),
-                    win.rows.first().and_then(|r| r.get(..pages)),
-                ) else {
-                    continue;
-                };
-                let mut refs = KVec::new();
-                let ok = slice
-                    .iter()
-                    .try_for_each(|p| refs.push(p, GFP_KERNEL))
-                    .is_ok()
-                    && io
-                        .submit_replacement(&win.set, dev, m, sector, false, &refs)
-                        .is_ok();
-                if !ok {
+                if self
+                    .submit_row(io, win, (m, sector), (0, 0, pages), Dir::Replace)
+                    .is_err()
+                {
                     self.sync().drop_replacing(m);
                 }
             }
             io.wait();
             io.failed_replacements()
         });
+        self.replacements_failed(failed);
+    }
+
+    /// Gives up the replacements of `failed`, whose writes failed.
+    fn replacements_failed(&self, failed: u64) {
         for m in bits(failed) {
             if self.sync().drop_replacing(m) {
                 pr_warn!(
@@ -340,33 +343,221 @@ impl Array {
         write: bool,
         row: impl Fn(usize) -> usize,
     ) -> u64 {
+        let dir = if write { Dir::Write } else { Dir::Read };
         let mut lost = 0u64;
         let failed = PageIo::batch(|io| {
-            for (i, &(m, sector)) in copies.iter().enumerate() {
-                let (Some(dev), Some(r)) = (self.dev(m), win.rows.get(row(i))) else {
-                    lost |= 1 << m;
-                    continue;
-                };
-                let Some(slice) = r.get(first..first + pages) else {
-                    lost |= 1 << m;
-                    continue;
-                };
-                let mut refs = KVec::new();
-                if slice
-                    .iter()
-                    .try_for_each(|p| refs.push(p, GFP_KERNEL))
+            for (i, &c) in copies.iter().enumerate() {
+                if self
+                    .submit_row(io, win, c, (row(i), first, pages), dir)
                     .is_err()
-                    || io
-                        .submit(&win.set, dev, m, sector, write, false, &refs)
-                        .is_err()
                 {
-                    lost |= 1 << m;
+                    lost |= 1 << c.0;
                 }
             }
             io.wait()
         });
         failed | lost
     }
+
+    /// Submits pages `[first, first + pages)` of window row `row` (`at` = (row, first, pages))
+    /// to or from `copy` (member, member sector) in `io`. `Err` when the member (or its
+    /// replacement) has left its slot, or the pages are not in the window.
+    fn submit_row<'a>(
+        &self,
+        io: &mut PageIo<'_, 'a>,
+        win: &'a Window,
+        (m, sector): (usize, u64),
+        (row, first, pages): (usize, usize, usize),
+        dir: Dir,
+    ) -> Result {
+        let dev = match dir {
+            Dir::Replace => self.members.get(m).and_then(|x| x.replacement.get()),
+            _ => self.dev(m),
+        };
+        let dev = dev.ok_or(ENODEV)?;
+        let slice = win
+            .rows
+            .get(row)
+            .and_then(|r| r.get(first..first + pages))
+            .ok_or(EINVAL)?;
+        let mut refs = KVec::with_capacity(slice.len(), GFP_KERNEL)?;
+        for p in slice {
+            refs.push(p, GFP_KERNEL)?;
+        }
+        match dir {
+            Dir::Replace => io.submit_replacement(&win.set, dev, m, sector, false, &refs),
+            _ => io.submit(&win.set, dev, m, sector, dir == Dir::Write, false, &refs),
+        }
+    }
+
+    /// Syncs a window of mirrors cut into `units` units (RAID 10: its chunks; RAID 1: equal
+    /// parts), `unit(i, f)` calling `f(copies, span)` for unit `i`: its copies (member, member
+    /// sector of the unit's start) in md's order and where it lies in the window. A resync or
+    /// recovery goes through [`Array::copy_units`]; whatever that leaves, and check and repair,
+    /// go unit by unit through [`Array::copies_window`].
+    pub(super) fn mirror_window(
+        &self,
+        action: Action,
+        win: &mut Window,
+        units: usize,
+        unit: &UnitFn<'_>,
+    ) -> Result<(), ()> {
+        // Only where every unit has its own pages in the window (a window that starts inside
+        // a chunk, where a job resumes, may not).
+        let mut fits = true;
+        for i in 0..units {
+            unit(i, &mut |_, span| {
+                let (row, first, pages) = span.at();
+                fits &= win.rows.get(row).is_some_and(|r| first + pages <= r.len());
+            });
+        }
+        let done = match action {
+            Action::Resync | Action::Recover if units > 1 && fits => {
+                self.copy_units(action, win, units, unit)?
+            }
+            _ => 0,
+        };
+        let mut res = Ok(());
+        for i in done..units {
+            unit(i, &mut |copies, span| {
+                if res.is_ok() {
+                    res = self.copies_window(action, copies, span.sectors, win);
+                }
+            });
+        }
+        res
+    }
+
+    /// Resync or recovery of the units of a window (see [`Array::mirror_window`]) in
+    /// [`GROUPS`] groups: each group is read from here, then its writes go to a worker to
+    /// submit while the next group is read, and the window waits for them all at its end, so
+    /// that the members' reads and writes overlap, as md's resync thread reads while raid1d
+    /// and raid10d write. (Read, wait, write, wait ran the members half idle, and on members
+    /// that copy in the submitter's context, such as brd, used one CPU.)
+    /// A unit with nothing to write (no copy of it on a device being built) is not read, as
+    /// md's recovery reads only the chunks of the devices it builds.
+    ///
+    /// Returns how many units are done: on a read error, or a unit no copy of which can be
+    /// read, the units from that group on are left to the caller, which syncs them one by one
+    /// ([`Array::copies_window`]: the copies are read in turn and those that failed are
+    /// rewritten). `Err` when a member whose write failed held the last copy of some data.
+    fn copy_units(
+        &self,
+        action: Action,
+        win: &Window,
+        units: usize,
+        unit: &UnitFn<'_>,
+    ) -> Result<usize, ()> {
+        let sync = self.in_sync();
+        let (rec, rep) = match action {
+            Action::Recover => (
+                self.sync().recovering() & !sync,
+                self.sync().replacing() & sync,
+            ),
+            _ => (0, 0),
+        };
+        // A unit's source (its first in-sync copy), the copies it is written to and the
+        // replacements it is written to.
+        let plan = |copies: &[(usize, u64)]| {
+            let live = copies_of(copies, sync);
+            let src = live.as_slice().first().copied();
+            let targets = match (action, src) {
+                (Action::Resync, Some((m, _))) => copies_of(live.as_slice(), !(1u64 << m)),
+                _ => copies_of(copies, rec),
+            };
+            (src, targets, copies_of(copies, rep))
+        };
+        let per = units.div_ceil(GROUPS).max(1);
+        let mut lost = 0u64;
+        let mut done = units;
+        let (wfailed, wrepl) = PageIo::batch(|w| {
+            w.hold();
+            for g in 0..units.div_ceil(per) {
+                let group = g * per..((g + 1) * per).min(units);
+                let mut unreadable = false;
+                let rfailed = PageIo::batch(|r| {
+                    for i in group.clone() {
+                        unit(i, &mut |copies, span| {
+                            let (src, targets, repl) = plan(copies);
+                            if targets.len == 0 && repl.len == 0 {
+                                return;
+                            }
+                            let read = src.is_some_and(|c| {
+                                self.submit_row(r, win, c, span.at(), Dir::Read).is_ok()
+                            });
+                            unreadable |= !read;
+                        });
+                    }
+                    r.wait()
+                });
+                if unreadable || rfailed != 0 {
+                    done = group.start;
+                    break;
+                }
+                // Members that left since are not written (md's `abort_sync_write`).
+                let now = self.in_sync() | self.sync().recovering();
+                for i in group {
+                    unit(i, &mut |copies, span| {
+                        let (src, targets, repl) = plan(copies);
+                        if src.is_none() {
+                            return;
+                        }
+                        let at = span.at();
+                        for &c in targets.as_slice().iter().filter(|c| now & (1 << c.0) != 0) {
+                            if self.submit_row(w, win, c, at, Dir::Write).is_err() {
+                                lost |= 1 << c.0;
+                            }
+                        }
+                        for &c in repl.as_slice() {
+                            if self.submit_row(w, win, c, at, Dir::Replace).is_err() {
+                                self.sync().drop_replacing(c.0);
+                            }
+                        }
+                    });
+                }
+                w.hand_off(&self.wq);
+            }
+            let wfailed = w.wait();
+            (wfailed, w.failed_replacements())
+        });
+        self.replacements_failed(wrepl);
+        self.fail_written(wfailed | lost)?;
+        Ok(done)
+    }
+}
+
+/// Groups [`Array::copy_units`] reads and writes a window in.
+pub(super) const GROUPS: usize = 8;
+
+/// Where a unit of a mirror window lies: its row, its first page there, its length in sectors.
+#[derive(Clone, Copy)]
+pub(super) struct Span {
+    pub(super) row: usize,
+    pub(super) first: usize,
+    pub(super) sectors: u64,
+}
+
+impl Span {
+    /// (row, first page, pages), as [`Array::submit_row`] takes it.
+    fn at(self) -> (usize, usize, usize) {
+        (
+            self.row,
+            self.first,
+            (self.sectors as usize * 512).div_ceil(PAGE_BYTES),
+        )
+    }
+}
+
+/// `unit(i, f)`: calls `f(copies, span)` for unit `i` of a mirror window.
+pub(super) type UnitFn<'f> = dyn Fn(usize, &mut dyn FnMut(&[(usize, u64)], Span)) + 'f;
+
+/// Which way a window row goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    Read,
+    Write,
+    /// A write to the member's replacement.
+    Replace,
 }
 
 /// The copies in `copies` whose member is in `set`, in order.

@@ -10,9 +10,11 @@
 use crate::layout::raid1::Raid1;
 use crate::plan::bits;
 use crate::raid::io::{Kind, Origin, Piece, Tx};
+use crate::raid::level::mirror::{Span, GROUPS};
 use crate::raid::sync::{Action, Window, MAX_COPIES};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
+use crate::sys::pagebuf::PAGE_BYTES;
 use crate::sys::request::{InflightRequest, RqBio};
 use crate::sys::{BlkStatus, RangeOp};
 use kernel::prelude::*;
@@ -148,12 +150,30 @@ impl Array {
         n: u64,
         win: &mut Window,
     ) -> Result<(), ()> {
-        let mut copies = [(0usize, 0u64); MAX_COPIES];
         let at = g.map(pos);
-        for (m, c) in copies.iter_mut().enumerate().take(self.members().len()) {
-            *c = (m, at);
-        }
         let k = self.members().len().min(MAX_COPIES);
-        self.copies_window(action, copies.get(..k).unwrap_or(&[]), n, win)
+        // A resync or recovery goes in parts (see `Array::copy_units`), whole pages each.
+        let pages = (n as usize * 512).div_ceil(PAGE_BYTES);
+        let parts = match action {
+            Action::Resync | Action::Recover => GROUPS,
+            _ => 1,
+        };
+        let per_pages = pages.div_ceil(parts).max(1);
+        let units = pages.div_ceil(per_pages);
+        let per = per_pages as u64 * (PAGE_BYTES as u64 / 512);
+        let unit = |i: usize, f: &mut dyn FnMut(&[(usize, u64)], Span)| {
+            let off = i as u64 * per;
+            let mut copies = [(0usize, 0u64); MAX_COPIES];
+            for (m, c) in copies.iter_mut().enumerate().take(k) {
+                *c = (m, at + off);
+            }
+            let span = Span {
+                row: 0,
+                first: (off * 512) as usize / PAGE_BYTES,
+                sectors: per.min(n.saturating_sub(off)),
+            };
+            f(copies.get(..k).unwrap_or(&[]), span);
+        };
+        self.mirror_window(action, win, units, &unit)
     }
 }

@@ -15,12 +15,17 @@
 
 use crate::layout::raid10::{Raid10, Replica};
 use crate::raid::io::{Kind, Origin, Piece, Tx};
+use crate::raid::level::mirror::{Span, GROUPS};
 use crate::raid::sync::{Action, Window, MAX_COPIES};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
+use crate::sys::pagebuf::PAGE_BYTES;
 use crate::sys::request::RqBio;
 use crate::sys::BlkStatus;
 use kernel::prelude::*;
+
+/// Sectors in a page.
+const PAGE_SECTORS: u64 = (PAGE_BYTES / 512) as u64;
 
 impl Array {
     /// Maps one bio of a read or write request onto the copies.
@@ -158,7 +163,9 @@ impl Array {
         }
     }
 
-    /// One sync window, inside one chunk: the copies are the chunk's.
+    /// One sync window, a unit per chunk it covers, each synced over its chunk's copies
+    /// ([`Array::mirror_window`]); a resync or recovery window inside one chunk (of 1 MiB or
+    /// more) is cut in [`GROUPS`] parts. Check and repair windows lie inside one chunk.
     pub(super) fn sync_window10(
         &self,
         g: &Raid10,
@@ -167,12 +174,39 @@ impl Array {
         n: u64,
         win: &mut Window,
     ) -> Result<(), ()> {
-        let mut copies = [(0usize, 0u64); MAX_COPIES];
-        let mut k = 0;
-        for (slot, r) in copies.iter_mut().zip(g.map(pos)) {
-            *slot = (r.member, r.sector);
-            k += 1;
-        }
-        self.copies_window(action, copies.get(..k).unwrap_or(&[]), n, win)
+        let chunk = g.chunk_sectors();
+        let copy = matches!(action, Action::Resync | Action::Recover);
+        let rows = win.rows.len();
+        let row_sectors = win.rows.first().map_or(0, |r| r.len() as u64) * PAGE_SECTORS;
+        // Powers of two, all of them.
+        let u = match copy && rows == 1 {
+            true => (row_sectors / GROUPS as u64).max(PAGE_SECTORS).min(chunk),
+            false => chunk,
+        };
+        let end = pos + n;
+        let base = pos & !(u - 1);
+        let units = (end - base).div_ceil(u) as usize;
+        let unit = |i: usize, f: &mut dyn FnMut(&[(usize, u64)], Span)| {
+            let s = (base + i as u64 * u).max(pos);
+            let e = (base + (i as u64 + 1) * u).min(end);
+            let mut copies = [(0usize, 0u64); MAX_COPIES];
+            let mut k = 0;
+            for (slot, r) in copies.iter_mut().zip(g.map(s)) {
+                *slot = (r.member, r.sector);
+                k += 1;
+            }
+            // Several rows: a chunk each, from page 0. One row: the window's parts in turn.
+            let (row, first) = match rows > 1 {
+                true => (i, 0),
+                false => (0, ((s - base) / PAGE_SECTORS) as usize),
+            };
+            let span = Span {
+                row,
+                first,
+                sectors: e - s,
+            };
+            f(copies.get(..k).unwrap_or(&[]), span);
+        };
+        self.mirror_window(action, win, units, &unit)
     }
 }

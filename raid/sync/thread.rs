@@ -6,6 +6,7 @@ use super::barrier::{bucket, bucket_end};
 use super::{Action, ActionError, Ctl};
 use crate::raid::{Array, ArrayName, EV_STATE, EV_SYNC, EV_UEVENT};
 use crate::sys::kthread::{self, Thread};
+use crate::sys::noio;
 use crate::sys::workqueue::{spawn, Job};
 use core::sync::atomic::Ordering;
 use kernel::{fmt, prelude::*, str::CString, sync::Arc};
@@ -402,7 +403,9 @@ impl Array {
             let t = kthread::now_ns();
             self.sync.barrier.raise(b);
             let live = self.in_sync() | self.sync.recovering();
-            let done = self.level.sync_window(self, action, pos, n, &mut win);
+            // With the bucket raised, reclaim must not write to the array: a write there would
+            // wait for this window (md's resync allocates with GFP_NOIO).
+            let done = noio(|| self.level.sync_window(self, action, pos, n, &mut win));
             // md's `abort_sync_write`: a member that left during the window (a sync write
             // failed, or any other error) may lack it: its chunks stay needed.
             if let Some(bm) = bitmap {

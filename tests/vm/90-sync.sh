@@ -964,6 +964,9 @@ t_run sync-raid1-n3-check-read-error sync_read_error "level=1" 3 1 check
 t_run sync-raid1-resync-read-error sync_read_error "level=1" 2 0 resync
 t_run sync-raid5-check-read-error sync_read_error "level=5 chunk=64K" 4 1 check
 t_run sync-raid10-n2-check-read-error sync_read_error "level=10 layout=n2 chunk=64K" 4 1 check
+# RAID 10 resyncs a window of chunks at once; a read error in it sends the window chunk by
+# chunk through the copies (slot 0 holds the first copy read).
+t_run sync-raid10-n2-resync-read-error sync_read_error "level=10 layout=n2 chunk=64K" 4 0 resync
 t_run sync-raid1-n3-check-rewrite-fails sync_read_error "level=1" 3 1 check 200
 if [ "${RRAID_FULL:-0}" = 1 ]; then
 	t_run sync-raid6-resync-read-error sync_read_error "level=6 chunk=64K" 5 2 resync
@@ -981,6 +984,7 @@ t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
 t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
 t_run sync-raid6-rebuild-two-spares sync_rebuild "level=6 chunk=64K" 2
 t_run sync-raid10-n2-rebuild-onto-spare sync_rebuild "level=10 layout=n2 chunk=64K" 1
+t_run sync-raid10-o2-rebuild-onto-spare sync_rebuild "level=10 layout=o2 chunk=64K" 1
 t_run sync-raid6-resync-under-fio sync_parity_resync 6
 t_run sync-raid10-n2-resync-under-fio sync_parity_resync 10 n2
 t_run sync-raid6-check-repair sync_parity_check_repair 6 8
@@ -990,7 +994,6 @@ if [ "${RRAID_FULL:-0}" = 1 ]; then
 	t_run sync-raid5-replace-races-writes sync_race "level=5 chunk=64K" replace
 	t_run sync-raid6-recover-races-writes sync_race "level=6 chunk=64K" recover
 	t_run sync-raid10-f2-rebuild-onto-spare sync_rebuild "level=10 layout=f2 chunk=64K" 1
-	t_run sync-raid10-o2-rebuild-onto-spare sync_rebuild "level=10 layout=o2 chunk=64K" 1
 	t_run sync-raid5-resync-under-fio sync_parity_resync 5
 	t_run sync-raid10-f2-resync-under-fio sync_parity_resync 10 f2
 	t_run sync-raid5-check-repair sync_parity_check_repair 5 8
