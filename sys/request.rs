@@ -73,9 +73,7 @@ impl<T: 'static> InflightRequest<T> {
     pub(crate) unsafe fn start(rq: *mut bindings::request) -> Self {
         // SAFETY: By the caller's contract `rq` is valid and not yet started.
         unsafe { bindings::blk_mq_start_request(rq) };
-        // SAFETY: The PDU of a valid request is `cmd_size` bytes, enough for `RqPdu`, and
-        // suitably aligned (blk-mq places it after `struct request`).
-        let pdu = unsafe { bindings::blk_mq_rq_to_pdu(rq) }.cast::<RqPdu>();
+        let pdu = pdu_ptr(rq);
         // SAFETY: The driver owns the PDU of a request it was handed; nothing else reads it.
         unsafe {
             pdu.write(RqPdu {
@@ -193,12 +191,20 @@ impl<T: 'static> InflightRequest<T> {
     }
 }
 
+/// Where the PDU of `rq` lies: right after the request, as `blk_mq_rq_to_pdu` (`rq + 1`) puts
+/// it, computed here rather than through that helper's out-of-line call on every access. The
+/// tag set's `cmd_size` covers an `RqPdu` there, and blk-mq aligns it for one (the request's
+/// own alignment, which is at least a pointer's).
+fn pdu_ptr(rq: *mut bindings::request) -> *mut RqPdu {
+    rq.wrapping_add(1).cast::<RqPdu>()
+}
+
 /// The PDU of a started request.
 fn pdu_of<'a>(rq: *mut bindings::request) -> &'a RqPdu {
     // SAFETY: Callers pass a request held by an `InflightRequest` (or parked in a
     // `RequestList`): its PDU is an initialised `RqPdu` that lives as long as the request, and
     // it is only accessed through atomics.
-    unsafe { &*bindings::blk_mq_rq_to_pdu(rq).cast::<RqPdu>() }
+    unsafe { &*pdu_ptr(rq) }
 }
 
 /// Requests accepted by `queue_rq` and parked for a worker: push from any context, take all in

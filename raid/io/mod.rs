@@ -215,14 +215,13 @@ impl Array {
         let Some(dev) = self.target_dev(kind, member)? else {
             return Ok(());
         };
-        let bdev = dev.clone();
         let nowait = tx.nowait();
-        if nowait && !bdev.nowait() {
+        if nowait && !dev.nowait() {
             return Err(BlkStatus::AGAIN);
         }
         let hold = held.map(|e| self.sync.barrier().hold(e));
         // md's failfast: only where another copy can serve if this one fails fast.
-        let failfast = bdev.failfast()
+        let failfast = dev.failfast()
             && self
                 .level
                 .other_copy(self, kind, member, src.sector() + offset, len);
@@ -238,12 +237,13 @@ impl Array {
             hold,
             buckets: hold,
             nowait,
-            dev: Some(dev),
+            // Set once the bio is made: no second count of the device to make it with.
+            dev: None,
             failfast,
         };
         let mut bio = self
             .bioset
-            .clone_range(src, offset, len, &bdev, sector, nowait, piece)
+            .clone_range(src, offset, len, &dev, sector, nowait, piece)
             .map_err(|_| {
                 if nowait {
                     BlkStatus::AGAIN
@@ -251,6 +251,7 @@ impl Array {
                     BlkStatus::IOERR
                 }
             })?;
+        bio.ctx_mut().dev = Some(dev);
         if failfast {
             bio.set_failfast();
         }
