@@ -548,8 +548,11 @@ impl Span {
     }
 }
 
+/// What [`UnitFn`] calls with a unit: its copies (member, member sector) and its span.
+pub(super) type UnitSink<'f> = dyn FnMut(&[(usize, u64)], Span) + 'f;
+
 /// `unit(i, f)`: calls `f(copies, span)` for unit `i` of a mirror window.
-pub(super) type UnitFn<'f> = dyn Fn(usize, &mut dyn FnMut(&[(usize, u64)], Span)) + 'f;
+pub(super) type UnitFn<'f> = dyn Fn(usize, &mut UnitSink<'_>) + 'f;
 
 /// Which way a window row goes.
 #[derive(Clone, Copy, PartialEq, Eq)]

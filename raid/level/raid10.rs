@@ -15,7 +15,7 @@
 
 use crate::layout::raid10::{Raid10, Replica};
 use crate::raid::io::{Kind, Origin, Piece, Tx};
-use crate::raid::level::mirror::{Span, GROUPS};
+use crate::raid::level::mirror::{Span, UnitSink, GROUPS};
 use crate::raid::sync::{Action, Window, MAX_COPIES};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
@@ -186,7 +186,7 @@ impl Array {
         let end = pos + n;
         let base = pos & !(u - 1);
         let units = (end - base).div_ceil(u) as usize;
-        let unit = |i: usize, f: &mut dyn FnMut(&[(usize, u64)], Span)| {
+        let unit = |i: usize, f: &mut UnitSink<'_>| {
             let s = (base + i as u64 * u).max(pos);
             let e = (base + (i as u64 + 1) * u).min(end);
             let mut copies = [(0usize, 0u64); MAX_COPIES];
