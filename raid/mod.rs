@@ -28,6 +28,7 @@ pub mod sync;
 use crate::sys::bio::BioSet;
 use crate::sys::member::Holder;
 use crate::sys::module_ref::ModuleRef;
+use crate::sys::pageio::PageCtx;
 use crate::sys::slot::{DevRef, DevSlot};
 use crate::sys::workqueue::QueueRef;
 use crate::sys::BlkStatus;
@@ -170,6 +171,11 @@ pub struct Array {
     lone_large: AtomicU32,
     #[pin]
     bioset: BioSet<Piece>,
+    /// Bios of the sync thread's mirror windows. Kept for the array's life: a set per job
+    /// created and destroyed its bio slab each time, and `kmem_cache_destroy` waits for RCU
+    /// (`kvfree_rcu_barrier`): about 30 ms of a 128 MiB rebuild's 700 under TCG.
+    #[pin]
+    sync_bioset: BioSet<PageCtx>,
     /// The buffer of read-error repair, as md's `tmppage`: one repair at a time per array, and
     /// no allocation on that path.
     #[pin]
@@ -210,6 +216,9 @@ pub struct Array {
 /// Reserved member bios per array: enough for one request's worth of progress.
 const BIOSET_POOL: u32 = 64;
 
+/// Bios kept for the sync thread's windows, which wait for their bios before making more.
+const SYNC_BIOSET_POOL: u32 = 4;
+
 impl Array {
     #[expect(clippy::too_many_arguments)]
     fn new(
@@ -242,6 +251,7 @@ impl Array {
                 rw_reqs: AtomicU32::new(0),
                 lone_large: AtomicU32::new(0),
                 bioset <- BioSet::new(BIOSET_POOL, false),
+                sync_bioset <- BioSet::new(SYNC_BIOSET_POOL, true),
                 repair_page <- new_mutex!(page, "rraid::repair_page"),
                 open <- new_mutex!(OpenState { openers: 0, closing: false }, "rraid::open"),
                 // Members agree where nothing is copied.

@@ -385,8 +385,16 @@ impl Array {
             refs.push(p, GFP_KERNEL)?;
         }
         match dir {
-            Dir::Replace => io.submit_replacement(&win.set, dev, m, sector, false, &refs),
-            _ => io.submit(&win.set, dev, m, sector, dir == Dir::Write, false, &refs),
+            Dir::Replace => io.submit_replacement(&self.sync_bioset, dev, m, sector, false, &refs),
+            _ => io.submit(
+                &self.sync_bioset,
+                dev,
+                m,
+                sector,
+                dir == Dir::Write,
+                false,
+                &refs,
+            ),
         }
     }
 

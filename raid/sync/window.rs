@@ -1,8 +1,6 @@
 //! The page buffers of one sync window, which the level reads, compares and writes.
 
-use crate::sys::bio::BioSet;
 use crate::sys::pagebuf::PageBuf;
-use crate::sys::pageio::PageCtx;
 use kernel::prelude::*;
 
 /// md's RAID 1 compare unit, and its `mismatch_cnt` step: 64 KiB.
@@ -14,8 +12,8 @@ pub(crate) const MAX_COPIES: usize = crate::layout::MAX_MEMBERS;
 /// Memory the thread reads at once, over all members: 1 MiB.
 pub(crate) const WINDOW_BYTES: usize = 1 << 20;
 
-/// Page buffers of one window: `members` rows of `pages` pages, and the bioset their bios
-/// come from.
+/// Page buffers of one window: `members` rows of `pages` pages (their bios come from the
+/// array's sync bioset).
 pub struct Window {
     pub(crate) rows: KVec<KVec<PageBuf>>,
     /// Sectors per compare block: md's `mismatch_cnt` unit (RAID 1: 64 KiB; RAID 10: the
@@ -23,7 +21,6 @@ pub struct Window {
     pub(crate) block: u64,
     /// Per block of the last compare: the members that differ from row 0.
     pub(crate) bad: [u64; MAX_BLOCKS],
-    pub(crate) set: Pin<KBox<BioSet<PageCtx>>>,
 }
 
 impl Window {
@@ -41,7 +38,6 @@ impl Window {
             rows: v,
             block,
             bad: [0; MAX_BLOCKS],
-            set: KBox::pin_init(BioSet::new(4, true), GFP_KERNEL)?,
         })
     }
 }
