@@ -187,17 +187,10 @@ impl<'a> PageIo<'_, 'a> {
         };
         let bio = set.pages(&bdev, sector, op, pages, ctx)?;
         self.inner.pending.fetch_add(1, Ordering::AcqRel);
-        // Kept only where there is room already: a failed `push` would drop the bio unsent,
-        // and its count with it, and the waiter would never wake.
-        if self.holding
-            && (self.held.len() < self.held.capacity()
-                || self
-                    .held
-                    .reserve(self.held.len().max(8), GFP_KERNEL)
-                    .is_ok())
-            && self.held.len() < self.held.capacity()
-        {
-            // Cannot fail: there is room.
+        // Kept only once there is room for it: a failed `push` would drop the bio unsent, and
+        // its count with it, and the waiter would never wake. Without room it goes now.
+        if self.holding && self.held.reserve(1, GFP_KERNEL).is_ok() {
+            // Cannot fail: room is reserved.
             let _ = self.held.push(bio, GFP_KERNEL);
             return Ok(());
         }
@@ -209,7 +202,6 @@ impl<'a> PageIo<'_, 'a> {
     /// to submit.
     pub fn hold(&mut self) {
         self.holding = true;
-        let _ = self.held.reserve(8, GFP_KERNEL);
     }
 
     /// Queues the kept bios on `q`, for a worker to submit; without memory for the job they

@@ -17,16 +17,18 @@ use kernel::prelude::*;
 /// (`u64::MAX` on RAID 1), and the sectors it syncs at once.
 pub(super) fn buffers(action: Action, copies: usize, chunk: u64) -> Result<(Window, u64)> {
     let copy = matches!(action, Action::Resync | Action::Recover);
-    let chunk_pages = (chunk.min(WINDOW_BYTES as u64 / 512) as usize * 512).div_ceil(PAGE_BYTES);
+    let chunk_pages = (chunk.min(WINDOW_BYTES as u64 / 512) as usize * 512)
+        .div_ceil(PAGE_BYTES)
+        .max(1);
     if copy && chunk_pages < WINDOW_BYTES / PAGE_BYTES {
         // RAID 10 chunks under 1 MiB: a resync or recovery reads and writes 1 MiB of them at
         // once, each chunk in a row of its own ([`Array::copy_units`]), as md keeps many
         // `r10bio`s in flight; one chunk at a time left the members idle between its read
         // and its write. Both are powers of two.
-        let rows = (WINDOW_BYTES / PAGE_BYTES / chunk_pages.max(1)).max(1);
+        let rows = (WINDOW_BYTES / PAGE_BYTES / chunk_pages).max(1);
         return Ok((
-            Window::new(rows, chunk_pages.max(1), BLOCK_SECTORS.min(chunk))?,
-            (rows * chunk_pages * PAGE_BYTES / 512) as u64,
+            Window::new(rows, chunk_pages, BLOCK_SECTORS.min(chunk))?,
+            rows as u64 * chunk_pages as u64 * PAGE_SECTORS,
         ));
     }
     let rows = if copy { 1 } else { copies };
@@ -533,6 +535,9 @@ impl Array {
         Ok(done)
     }
 }
+
+/// Sectors in a page.
+pub(super) const PAGE_SECTORS: u64 = (PAGE_BYTES / 512) as u64;
 
 /// Groups [`Array::copy_units`] reads and writes a window in.
 pub(super) const GROUPS: usize = 8;

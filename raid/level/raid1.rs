@@ -10,7 +10,7 @@
 use crate::layout::raid1::Raid1;
 use crate::plan::bits;
 use crate::raid::io::{Kind, Origin, Piece, Tx};
-use crate::raid::level::mirror::{Span, UnitSink, GROUPS};
+use crate::raid::level::mirror::{Span, UnitSink, GROUPS, PAGE_SECTORS};
 use crate::raid::sync::{Action, Window, MAX_COPIES};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
@@ -160,7 +160,7 @@ impl Array {
         };
         let per_pages = pages.div_ceil(parts).max(1);
         let units = pages.div_ceil(per_pages);
-        let per = per_pages as u64 * (PAGE_BYTES as u64 / 512);
+        let per = per_pages as u64 * PAGE_SECTORS;
         let unit = |i: usize, f: &mut UnitSink<'_>| {
             let off = i as u64 * per;
             let mut copies = [(0usize, 0u64); MAX_COPIES];
@@ -169,7 +169,7 @@ impl Array {
             }
             let span = Span {
                 row: 0,
-                first: (off * 512) as usize / PAGE_BYTES,
+                first: (off / PAGE_SECTORS) as usize,
                 sectors: per.min(n.saturating_sub(off)),
             };
             f(copies.get(..k).unwrap_or(&[]), span);

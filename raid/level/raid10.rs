@@ -15,17 +15,13 @@
 
 use crate::layout::raid10::{Raid10, Replica};
 use crate::raid::io::{Kind, Origin, Piece, Tx};
-use crate::raid::level::mirror::{Span, UnitSink, GROUPS};
+use crate::raid::level::mirror::{Span, UnitSink, GROUPS, PAGE_SECTORS};
 use crate::raid::sync::{Action, Window, MAX_COPIES};
 use crate::raid::Array;
 use crate::sys::disk::DeferredBio;
-use crate::sys::pagebuf::PAGE_BYTES;
 use crate::sys::request::RqBio;
 use crate::sys::BlkStatus;
 use kernel::prelude::*;
-
-/// Sectors in a page.
-const PAGE_SECTORS: u64 = (PAGE_BYTES / 512) as u64;
 
 impl Array {
     /// Maps one bio of a read or write request onto the copies.
