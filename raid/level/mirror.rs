@@ -466,17 +466,18 @@ impl Array {
             ),
             _ => (0, 0),
         };
-        // A unit's source (its first in-sync copy), the copies it is written to and the
-        // replacements it is written to.
+        // A unit's source (its first in-sync copy), and the members of the copies it is
+        // written to. Sets, not lists of copies: these closures' frames are on the sync
+        // thread's stack under the member's submission (a list is 1 KiB).
         let plan = |copies: &[(usize, u64)]| {
-            let live = copies_of(copies, sync);
-            let src = live.as_slice().first().copied();
+            let src = copies.iter().find(|c| sync & (1 << c.0) != 0).copied();
             let targets = match (action, src) {
-                (Action::Resync, Some((m, _))) => copies_of(live.as_slice(), !(1u64 << m)),
-                _ => copies_of(copies, rec),
+                (Action::Resync, Some((m, _))) => sync & !(1u64 << m),
+                _ => rec,
             };
-            (src, targets, copies_of(copies, rep))
+            (src, targets)
         };
+
         let per = units.div_ceil(GROUPS).max(1);
         let mut lost = 0u64;
         let mut done = units;
@@ -488,8 +489,8 @@ impl Array {
                 let rfailed = PageIo::batch(|r| {
                     for i in group.clone() {
                         unit(i, &mut |copies, span| {
-                            let (src, targets, repl) = plan(copies);
-                            if targets.len == 0 && repl.len == 0 {
+                            let (src, targets) = plan(copies);
+                            if copies_in(copies, targets | rep).next().is_none() {
                                 return;
                             }
                             let read = src.is_some_and(|c| {
@@ -508,17 +509,17 @@ impl Array {
                 let now = self.in_sync() | self.sync().recovering();
                 for i in group {
                     unit(i, &mut |copies, span| {
-                        let (src, targets, repl) = plan(copies);
+                        let (src, targets) = plan(copies);
                         if src.is_none() {
                             return;
                         }
                         let at = span.at();
-                        for &c in targets.as_slice().iter().filter(|c| now & (1 << c.0) != 0) {
+                        for c in copies_in(copies, targets & now) {
                             if self.submit_row(w, win, c, at, Dir::Write).is_err() {
                                 lost |= 1 << c.0;
                             }
                         }
-                        for &c in repl.as_slice() {
+                        for c in copies_in(copies, rep) {
                             if self.submit_row(w, win, c, at, Dir::Replace).is_err() {
                                 self.sync().drop_replacing(c.0);
                             }
@@ -586,6 +587,14 @@ fn copies_of(copies: &[(usize, u64)], set: u64) -> Copies {
         v.push(c);
     }
     v
+}
+
+/// The copies in `copies` whose member is in `set`, in order, without a list.
+fn copies_in(copies: &[(usize, u64)], set: u64) -> impl Iterator<Item = (usize, u64)> + '_ {
+    copies
+        .iter()
+        .copied()
+        .filter(move |c| set & (1 << c.0) != 0)
 }
 
 /// A few copies of a block: (member, member sector).
