@@ -153,3 +153,82 @@ unsafe extern "C" fn job_fn<T: Job>(work: *mut bindings::work_struct) {
     let JobBox { work: _, job } = KBox::into_inner(b);
     job.run();
 }
+
+/// A closure [`join`] runs on a worker, its result, and its work item, in one allocation.
+#[repr(C)]
+struct JoinBox<A, R> {
+    // First, so that the work pointer is the box pointer.
+    work: Opaque<bindings::work_struct>,
+    f: Option<A>,
+    out: Option<R>,
+}
+
+/// Runs `a` on a worker of `q` while `b` runs here, and returns both results once both are
+/// done: two CPUs share one task's work. `a` may borrow from the caller, which waits for it
+/// before returning. `None` for `a` only if it never ran (cannot happen: without memory for
+/// the work item it runs here, after `b`).
+pub fn join<A, RA, B, RB>(q: &QueueRef, a: A, b: B) -> (Option<RA>, RB)
+where
+    A: FnOnce() -> RA + Send,
+    RA: Send,
+    B: FnOnce() -> RB,
+{
+    let Ok(slot) = KBox::<JoinBox<A, RA>>::new_uninit(GFP_KERNEL) else {
+        let rb = b();
+        return (Some(a()), rb);
+    };
+    let p = KBox::into_raw(slot).cast::<JoinBox<A, RA>>();
+    // SAFETY: `p` is a fresh allocation for a `JoinBox`: its fields are written and the work
+    // item initialised before it is queued; the key and name are static. The box is freed
+    // below only after `flush_work` has seen `join_fn` return, and nothing here touches it
+    // meanwhile, so `a`'s borrows, which outlive this call, outlive its run.
+    let work = unsafe {
+        (&raw mut (*p).f).write(Some(a));
+        (&raw mut (*p).out).write(None);
+        let work = (&raw mut (*p).work).cast::<bindings::work_struct>();
+        bindings::init_work_with_key(
+            work,
+            Some(join_fn::<A, RA>),
+            false,
+            kernel::c_str!("rraid::join").as_char_ptr(),
+            JOIN_KEY.as_ptr(),
+        );
+        bindings::queue_work_on(
+            bindings::wq_misc_consts_WORK_CPU_UNBOUND as i32,
+            q.raw(),
+            work,
+        );
+        work
+    };
+    let rb = b();
+    // SAFETY: `work` is the queued item above; `flush_work` returns once it has run, and the
+    // workqueue no longer touches it, so the box is ours again.
+    let boxed = unsafe {
+        bindings::flush_work(work);
+        KBox::from_raw(p)
+    };
+    let JoinBox { work: _, f, out } = KBox::into_inner(boxed);
+    // Had it not run, it runs here.
+    (out.or_else(|| f.map(|f| f())), rb)
+}
+
+/// Lock class of [`join`]'s work items.
+static JOIN_KEY: super::LockKey = super::LockKey::new();
+
+/// The work function of a [`join`].
+///
+/// # Safety
+///
+/// Called once by the workqueue for the work item of a `JoinBox<A, R>` queued by `join`, which
+/// keeps the box alive and untouched until this returns.
+unsafe extern "C" fn join_fn<A: FnOnce() -> R, R>(work: *mut bindings::work_struct) {
+    let b = work.cast::<JoinBox<A, R>>();
+    // SAFETY: `work` is the first field of a `#[repr(C)]` `JoinBox<A, R>`, whose `f` and `out`
+    // only this function touches until it returns (see `join`); the work item itself is left
+    // to the workqueue.
+    unsafe {
+        if let Some(f) = (*b).f.take() {
+            (&raw mut (*b).out).write(Some(f()));
+        }
+    }
+}

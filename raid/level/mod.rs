@@ -455,9 +455,10 @@ impl Level {
     /// it syncs at once.
     pub fn sync_buffers(&self, action: Action, members: usize) -> Result<(Window, u64)> {
         match self {
-            // Two scratch pages for the parity read; the stripe heads hold the data. Eight
-            // windows at once, within one barrier bucket (both are powers of two).
-            Self::Raid5(st) => Ok((Window::new(1, 2, 0)?, st.window_sectors() * 8)),
+            // Two scratch pages for the parity read of each half of a group (see
+            // `Stripes::sync_range`); the stripe heads hold the data. Eight windows at once,
+            // within one barrier bucket (both are powers of two).
+            Self::Raid5(st) => Ok((Window::new(2, 2, 0)?, st.window_sectors() * 8)),
             Self::Raid10(g) => mirror::buffers(action, g.copies(), g.chunk_sectors()),
             Self::Raid1(_) | Self::Raid0(_) => mirror::buffers(action, members, u64::MAX),
         }
@@ -478,10 +479,7 @@ impl Level {
         match self {
             Self::Raid1(g) => array.sync_window1(g, action, pos, n, win),
             Self::Raid10(g) => array.sync_window10(g, action, pos, n, win),
-            Self::Raid5(st) => {
-                let scratch = win.rows.first_mut().ok_or(())?;
-                st.sync_range(array, action, pos, n, scratch)
-            }
+            Self::Raid5(st) => st.sync_range(array, action, pos, n, &mut win.rows),
             Self::Raid0(_) => Err(()),
         }
     }

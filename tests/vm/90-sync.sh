@@ -445,14 +445,14 @@ new_spare() {
 		{ fail "new_dev $(devnum "$2") ($2) refused"; return 1; }
 }
 
-# sync_rebuild SPEC NFAIL: an array of SPEC over 4 members of 16 MiB with ext4 in use; NFAIL
-# members fail and as many spares come (new_dev MAJOR:MINOR); they are rebuilt while fio verify
-# writes and reads a file on the file system (sync_action recover, the spare in its slot,
+# sync_rebuild SPEC NFAIL [CACHE]: an array of SPEC (stripe_cache_size CACHE, if given) over 4
+# members of 16 MiB with ext4 in use; NFAIL members fail and as many spares come (new_dev
+# MAJOR:MINOR); they are rebuilt while fio verify writes and reads a file on the file system (sync_action recover, the spare in its slot,
 # "spare" until done); then NFAIL *other* members fail, so the rebuilt ones must carry the data:
 # the files and fio's data verify, e2fsck -fn is clean, faulty devices are removed (their
 # directories go), and a check after the rebuild finds mismatch_cnt 0.
 sync_rebuild() {
-	spec=$1 nf=$2
+	spec=$1 nf=$2 cache=${3:-}
 	set -- $DISKS
 	m="$(map_at a1 "$1" 0) $(map_at a2 "$2" 0) $(map_at a3 "$3" 0) $(map_at a4 "$4" 0)" || return 1
 	spares="$(map_at b1 "$1" 1) $(map_at b2 "$2" 1)" || return 1
@@ -460,6 +460,11 @@ sync_rebuild() {
 		dd if=/dev/zero of="$d" bs=1M count=$MSZ_MB oflag=direct 2>/dev/null || { fail "zeroing $d"; return 1; }
 	done
 	mk rraid0 "$spec assume-clean" $m || return 1
+	# A cache of one window's heads: the recovery cannot hold the next window while it writes.
+	if [ -n "$cache" ]; then
+		r=$(sysw /sys/block/rraid0/rraid/stripe_cache_size "$cache")
+		[ "$r" = OK ] || { fail "stripe_cache_size $cache: $r"; return 1; }
+	fi
 	mkfs.ext4 -F -q -b 4096 /dev/rraid0 || { fail "mkfs.ext4"; return 1; }
 	mount -t ext4 /dev/rraid0 "$T_MNT" || { fail "mount"; return 1; }
 	mkdir -p "$T_MNT/tree"
@@ -982,7 +987,7 @@ t_run sync-raid10-n3-check-windows sync_r10_windows n3 4 512
 t_run sync-raid10-n5-check-windows sync_r10_windows n5 6 256
 t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
 t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
-t_run sync-raid6-rebuild-two-spares sync_rebuild "level=6 chunk=64K" 2
+t_run sync-raid6-rebuild-two-spares-cache-17 sync_rebuild "level=6 chunk=64K" 2 17
 t_run sync-raid10-n2-rebuild-onto-spare sync_rebuild "level=10 layout=n2 chunk=64K" 1
 t_run sync-raid10-o2-rebuild-onto-spare sync_rebuild "level=10 layout=o2 chunk=64K" 1
 t_run sync-raid6-resync-under-fio sync_parity_resync 6

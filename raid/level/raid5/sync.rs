@@ -8,51 +8,95 @@ use crate::plan::{self, bits, Column, Set};
 use crate::raid::sync::Action;
 use crate::raid::Array;
 use crate::sys::fpu::KernelFpu;
+use crate::sys::noio;
 use crate::sys::pagebuf::PageBuf;
+use crate::sys::workqueue::join;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
+
+/// Windows the sync thread takes at once ([`Stripes::sync_range`]): the eight of one call.
+const SYNC_GROUP: usize = 8;
 
 impl Stripes {
     /// The sync thread's work on member sectors `[pos, pos + n)` past the data offset, whole
     /// windows: each window's heads are taken as a write's are, so a resync and a write never
     /// compute parity from different data. Resync writes parity computed from the data; check
     /// counts the columns whose parity differs (md's 8 sectors each); repair rewrites those.
-    /// `scratch` holds two pages, for the parity read.
+    /// `scratch` holds two rows of two pages, for the parity reads.
+    ///
+    /// Up to [`SYNC_GROUP`] windows are taken at once, and a worker does the second half of
+    /// them while this thread does the first: on members that copy in the submitter's context
+    /// (brd) two CPUs share the work, and on others twice the I/O is in flight. One hand-off per
+    /// group, not per window: waking a worker for every window cost more than it gained.
+    ///
+    /// Never inlined, and the heads of a group on the heap: `Level::sync_window` is the
+    /// frame under every level's sync, and a group's slots on it overflowed the RAID 1
+    /// thread's stack.
+    #[inline(never)]
     pub(crate) fn sync_range(
         &self,
         array: &Array,
         action: Action,
         pos: u64,
         n: u64,
-        scratch: &mut [PageBuf],
+        scratch: &mut [KVec<PageBuf>],
     ) -> Result<(), ()> {
         let ws = self.window_sectors();
-        let chunk = self.geo.chunk_sectors();
-        let all_cols = ((1u64 << self.cols) - 1) as u32;
+        let [mine, theirs, ..] = scratch else {
+            return Err(());
+        };
+        // Without memory for a group, one window at a time.
+        let mut one = [None];
+        let mut group = KVec::new();
+        let slots: &mut [Option<Slot>] = if group.reserve(SYNC_GROUP, GFP_KERNEL).is_ok() {
+            for _ in 0..SYNC_GROUP {
+                // Cannot fail: room is reserved.
+                let _ = group.push(None, GFP_KERNEL);
+            }
+            &mut group
+        } else {
+            &mut one
+        };
+        let mut units = [0u64; SYNC_GROUP];
         let mut at = pos;
         let mut retries = 0;
         while at < pos + n {
-            let stripe = at / chunk;
-            let (unit, win, _) = self.window(stripe, at % chunk);
-            let base = self.geo.stripe_start(stripe) + win as u64 * ws;
-            let mut slot = self.acquire(unit, all_cols);
-            // Clean in the write-intent bitmap: read with the heads held, so no write is
-            // planned against the old recovery point meanwhile.
-            if array.bitmap_skips(action, at, ws) {
+            let want = (pos + n - at).div_ceil(ws).min(slots.len() as u64) as usize;
+            let got = self.acquire_group(at, want, slots, &mut units);
+            let (lo, hi) = slots.split_at_mut(got.div_ceil(2));
+            let hi = hi.get_mut(..got - lo.len()).unwrap_or(&mut []);
+            let from = at + lo.len() as u64 * ws;
+            let ((done, err), theirs_done) = if hi.is_empty() {
+                (self.sync_run(array, action, at, lo, mine), None)
+            } else {
+                let (h, l) = join(
+                    &self.wq,
+                    || noio(|| self.sync_run(array, action, from, hi, theirs)),
+                    || self.sync_run(array, action, at, lo, mine),
+                );
+                (l, h)
+            };
+            // Windows done from `at` on, without a gap: the second half's count only if the
+            // first half is all done.
+            let (done, err) = match theirs_done {
+                Some((d, e)) if done == lo.len() && err.is_none() => (done + d, e),
+                _ => (done, err),
+            };
+            let end = at + done as u64 * ws;
+            if done > 0 {
                 if action == Action::Recover {
-                    array.sync().built_to(at + ws);
+                    // Before the heads go: a write planned after the copy must see it done.
+                    array.sync().built_to(end);
                 }
-                self.release(unit, slot);
-                at += ws;
-                continue;
+                retries = 0;
             }
-            let res = self.sync_window(array, action, stripe, base, &mut slot, scratch);
-            if action == Action::Recover && res.is_ok() {
-                // Before the heads go: a write planned after the copy must see it done.
-                array.sync().built_to(at + ws);
+            for (slot, &unit) in slots.iter_mut().zip(units.iter()) {
+                if let Some(slot) = slot.take() {
+                    self.release(unit, slot);
+                }
             }
-            self.release(unit, slot);
-            if let Err(bad) = res {
+            at = end;
+            if let Some(bad) = err {
                 // The members that failed leave (never past the array's tolerance: then the
                 // job stops), and the same window is done again without them. Skipping it
                 // would let the points pass blocks never written.
@@ -66,12 +110,78 @@ impl Stripes {
                 if retries > MAX_REPLANS || array.cannot_sync(action).is_some() {
                     return Err(());
                 }
-                continue;
             }
-            retries = 0;
-            at += ws;
         }
         Ok(())
+    }
+
+    /// Takes the heads of up to `want` windows from member sector `at` into `slots` (window
+    /// `k`'s unit in `units[k]`), and returns how many. It waits only for the first: one who
+    /// waits while holding heads could wait for itself.
+    fn acquire_group(
+        &self,
+        at: u64,
+        want: usize,
+        slots: &mut [Option<Slot>],
+        units: &mut [u64; SYNC_GROUP],
+    ) -> usize {
+        let ws = self.window_sectors();
+        let chunk = self.geo.chunk_sectors();
+        let all_cols = ((1u64 << self.cols) - 1) as u32;
+        let mut got = 0;
+        for (k, (slot, u)) in slots
+            .iter_mut()
+            .zip(units.iter_mut())
+            .take(want)
+            .enumerate()
+        {
+            let a = at + k as u64 * ws;
+            let (unit, _, _) = self.window(a / chunk, a % chunk);
+            let s = if k == 0 {
+                self.acquire(unit, all_cols)
+            } else {
+                match self.try_acquire(unit, all_cols) {
+                    Some(s) => s,
+                    None => break,
+                }
+            };
+            *slot = Some(s);
+            *u = unit;
+            got += 1;
+        }
+        got
+    }
+
+    /// Syncs the windows of `slots` in turn, the first at member sector `at`. Returns how many
+    /// are done, and the members whose I/O failed in the window after them.
+    fn sync_run(
+        &self,
+        array: &Array,
+        action: Action,
+        at: u64,
+        slots: &mut [Option<Slot>],
+        scratch: &mut [PageBuf],
+    ) -> (usize, Option<Set>) {
+        let ws = self.window_sectors();
+        let chunk = self.geo.chunk_sectors();
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let Some(slot) = slot else {
+                return (k, None);
+            };
+            let a = at + k as u64 * ws;
+            // Clean in the write-intent bitmap: read with the heads held, so no write is
+            // planned against the old recovery point meanwhile.
+            if array.bitmap_skips(action, a, ws) {
+                continue;
+            }
+            let stripe = a / chunk;
+            let (_, win, _) = self.window(stripe, a % chunk);
+            let base = self.geo.stripe_start(stripe) + win as u64 * ws;
+            if let Err(bad) = self.sync_window(array, action, stripe, base, slot, scratch) {
+                return (k, Some(bad));
+            }
+        }
+        (slots.len(), None)
     }
 
     /// Recovery of one window: every member in sync is read, the blocks of the members being
