@@ -4,8 +4,9 @@
 # members), RAID 10 n2 (4) and RAID 5 (4, chunk 64K): idle, with both limits above the member
 # bandwidth; and under a 4K random-read fio load (QD 16), with only sync_speed_max raised and
 # sync_speed_min at md's default, against that load's p99 on the healthy array. Then a brd-to-brd
-# `dd` copy (direct, 1 MiB) as the member bandwidth, and RAID 10's degraded sequential read
-# against healthy. Figures are emulated (TCG): compare rraid with md only.
+# `dd` copy (direct, 1 MiB) as the member bandwidth; for RAID 5/6, a fio run that reads the N-1
+# survivors and writes one member at once (1 MiB, direct, one job each), what a rebuild has to
+# move at the least; and RAID 10's degraded sequential read against healthy. Figures are emulated (TCG): compare rraid with md only.
 . "${RRAID_LIB:-/rraid/lib.sh}"
 MB=${BENCH_REBUILD_MB:-128}
 die() { echo "bench-rebuild: FAILED: $*"; dmesg | tail -30; exit 1; }
@@ -144,16 +145,35 @@ copy=$(secs "$t0" "$(now)")
 copy_mbs=$(echo "$MB $copy" | awk '{printf "%.0f", $1 / $2}')
 echo "bench-rebuild: brd-to-brd dd copy of $MB MiB: ${copy}s, $copy_mbs MB/s"
 
-echo "| array | rraid idle s | md idle s | rraid/md idle speed | rraid vs dd | rraid load s | md load s | rraid load/idle speed | p99 healthy µs rraid/md | p99 in rebuild µs rraid/md |"
+# survivors N: seconds for fio to read N-1 members and write one, all at once (1 MiB, direct,
+# one job per member): the least a parity rebuild of N members moves. From fio's own runtimes
+# (the longest job), so that fio's start-up under TCG is not counted.
+survivors() {
+	sn=$1
+	set -- --name=w --filename=/dev/ram11 --rw=write
+	for i in $(seq 0 $((sn - 2))); do set -- "$@" --name=r$i --filename=/dev/ram$i --rw=read; done
+	fio --ioengine=psync --direct=1 --bs=1M --size=${MB}M --group_reporting \
+		--output-format=terse --terse-version=3 "$@" 2>/dev/null |
+		awk -F';' '{r = $9 > $50 ? $9 : $50; printf "%.2f", r / 1000}'
+}
+surv=$(survivors 4)
+echo "bench-rebuild: fio reading 3 members and writing one, $MB MiB each: ${surv}s"
+
+echo "| array | rraid idle s | md idle s | rraid/md idle speed | rraid vs copy | rraid load s | md load s | rraid load/idle speed | p99 healthy µs rraid/md | p99 in rebuild µs rraid/md |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
-for cfg in "level=1:2" "level=10 layout=n2 chunk=64K:4" "level=5 chunk=64K:4"; do
+for cfg in "level=1:2" "level=10 layout=n2 chunk=64K:4" "level=5 chunk=64K:4" "level=6 chunk=64K:4"; do
 	spec=${cfg%:*} n=${cfg##*:}
+	# The copy a rebuild is held against: dd's for a mirror, the survivors' for parity.
+	case $spec in
+	level=[56]*) ref=$surv ;;
+	*) ref=$copy ;;
+	esac
 	set -- $(rebuild rraid "$spec" "$n" idle); ri=$1
 	set -- $(rebuild md "$spec" "$n" idle); mi=$1
 	hr=$(healthy rraid "$spec" "$n"); hm=$(healthy md "$spec" "$n")
 	set -- $(rebuild rraid "$spec" "$n" load); rl=$1 rp=$2
 	set -- $(rebuild md "$spec" "$n" load); ml=$1 mp=$2
-	echo "| $spec, $n members | $ri | $mi | $(echo "$mi $ri" | awk '{printf "%.2f", $1 / $2}') | $(echo "$copy $ri" | awk '{printf "%.2f", $1 / $2}') | $rl | $ml | $(echo "$ri $rl" | awk '{printf "%.2f", $1 / $2}') | $hr / $hm | $rp / $mp |"
+	echo "| $spec, $n members | $ri | $mi | $(echo "$mi $ri" | awk '{printf "%.2f", $1 / $2}') | $(echo "$ref $ri" | awk '{printf "%.2f", $1 / $2}') | $rl | $ml | $(echo "$ri $rl" | awk '{printf "%.2f", $1 / $2}') | $hr / $hm | $rp / $mp |"
 done
 
 # RAID 10 degraded sequential read against healthy (rraid).
