@@ -477,7 +477,6 @@ impl Array {
             };
             (src, targets)
         };
-
         let per = units.div_ceil(GROUPS).max(1);
         let mut lost = 0u64;
         let mut done = units;
@@ -583,7 +582,7 @@ fn copies_of(copies: &[(usize, u64)], set: u64) -> Copies {
         at: [(0, 0); MAX_COPIES],
         len: 0,
     };
-    for &c in copies.iter().filter(|c| set & (1 << c.0) != 0) {
+    for c in copies_in(copies, set) {
         v.push(c);
     }
     v
