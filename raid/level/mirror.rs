@@ -14,8 +14,14 @@ use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 /// The buffers of a mirror sync job over `copies` copies of chunks of `chunk` sectors
-/// (`u64::MAX` on RAID 1), and the sectors it syncs at once.
-pub(super) fn buffers(action: Action, copies: usize, chunk: u64) -> Result<(Window, u64)> {
+/// (`u64::MAX` on RAID 1), and the sectors it syncs at once. A `wide` job (a recovery not
+/// guided by the bitmap) may sync more than its buffers hold at once.
+pub(super) fn buffers(
+    action: Action,
+    copies: usize,
+    chunk: u64,
+    wide: bool,
+) -> Result<(Window, u64)> {
     let copy = matches!(action, Action::Resync | Action::Recover);
     let chunk_pages = (chunk.min(WINDOW_BYTES as u64 / 512) as usize * 512)
         .div_ceil(PAGE_BYTES)
@@ -25,10 +31,18 @@ pub(super) fn buffers(action: Action, copies: usize, chunk: u64) -> Result<(Wind
         // once, each chunk in a row of its own ([`Array::copy_units`]), as md keeps many
         // `r10bio`s in flight; one chunk at a time left the members idle between its read
         // and its write. Both are powers of two.
+        // A recovery builds only the chunks with a copy on the devices being built (half of
+        // them on a 4-member n2 array): its windows span [`RECOVER_SPAN`] times the rows, and
+        // the rows go to those chunks only ([`Array::copy_units`]), so each pass over the
+        // rows builds 1 MiB, as on RAID 1, and the barrier is raised once per 4 MiB.
         let rows = (WINDOW_BYTES / PAGE_BYTES / chunk_pages).max(1);
+        let span = match (action, wide) {
+            (Action::Recover, true) => RECOVER_SPAN,
+            _ => 1,
+        };
         return Ok((
             Window::new(rows, chunk_pages, BLOCK_SECTORS.min(chunk))?,
-            rows as u64 * chunk_pages as u64 * PAGE_SECTORS,
+            rows as u64 * chunk_pages as u64 * PAGE_SECTORS * span,
         ));
     }
     let rows = if copy { 1 } else { copies };
@@ -402,9 +416,9 @@ impl Array {
 
     /// Syncs a window of mirrors cut into `units` units (RAID 10: its chunks; RAID 1: equal
     /// parts), `unit(i, f)` calling `f(copies, span)` for unit `i`: its copies (member, member
-    /// sector of the unit's start) in md's order and where it lies in the window. A resync or
-    /// recovery goes through [`Array::copy_units`]; whatever that leaves, and check and repair,
-    /// go unit by unit through [`Array::copies_window`].
+    /// sector of the unit's start) in md's order and where it lies in its row. A resync or
+    /// recovery goes through [`Array::copy_units`], a pass at a time; whatever that leaves, and
+    /// check and repair, go unit by unit through [`Array::copies_window`].
     pub(super) fn mirror_window(
         &self,
         action: Action,
@@ -412,21 +426,26 @@ impl Array {
         units: usize,
         unit: &UnitFn<'_>,
     ) -> Result<(), ()> {
-        // Only where every unit has its own pages in the window (a window that starts inside
+        // Only where every unit has its own pages in its row (a window that starts inside
         // a chunk, where a job resumes, may not).
+        let row_pages = win.rows.first().map_or(0, |r| r.len());
         let mut fits = true;
         for i in 0..units {
             unit(i, &mut |_, span| {
-                let (row, first, pages) = span.at();
-                fits &= win.rows.get(row).is_some_and(|r| first + pages <= r.len());
+                let (_, first, pages) = span.at(0);
+                fits &= first + pages <= row_pages;
             });
         }
-        let done = match action {
-            Action::Resync | Action::Recover if units > 1 && fits => {
-                self.copy_units(action, win, units, unit)?
+        let mut done = 0;
+        if matches!(action, Action::Resync | Action::Recover) && units > 1 && fits {
+            while done < units {
+                let (to, whole) = self.copy_units(action, win, done, units, unit)?;
+                done = to;
+                if !whole {
+                    break;
+                }
             }
-            _ => 0,
-        };
+        }
         let mut res = Ok(());
         for i in done..units {
             unit(i, &mut |copies, span| {
@@ -438,26 +457,31 @@ impl Array {
         res
     }
 
-    /// Resync or recovery of the units of a window (see [`Array::mirror_window`]) in
-    /// [`GROUPS`] groups: each group is read from here, then its writes go to a worker to
-    /// submit while the next group is read, and the window waits for them all at its end, so
-    /// that the members' reads and writes overlap, as md's resync thread reads while raid1d
-    /// and raid10d write. (Read, wait, write, wait ran the members half idle, and on members
-    /// that copy in the submitter's context, such as brd, used one CPU.)
+    /// Resync or recovery of the units of a window from unit `from` on (see
+    /// [`Array::mirror_window`]) in [`GROUPS`] groups: each group is read from here, then its
+    /// writes go to a worker to submit while the next group is read, and the pass waits for
+    /// them all at its end, so that the members' reads and writes overlap, as md's resync
+    /// thread reads while raid1d and raid10d write. (Read, wait, write, wait ran the members
+    /// half idle, and on members that copy in the submitter's context, such as brd, used one
+    /// CPU.)
     /// A unit with nothing to write (no copy of it on a device being built) is not read, as
-    /// md's recovery reads only the chunks of the devices it builds.
+    /// md's recovery reads only the chunks of the devices it builds. Where the window has a
+    /// row per chunk (RAID 10 chunks under 1 MiB), the rows go in turn to the units with
+    /// something to write, and the pass ends where they run out; otherwise it takes them all.
     ///
-    /// Returns how many units are done: on a read error, or a unit no copy of which can be
-    /// read, the units from that group on are left to the caller, which syncs them one by one
-    /// ([`Array::copies_window`]: the copies are read in turn and those that failed are
-    /// rewritten). `Err` when a member whose write failed held the last copy of some data.
+    /// Returns where the pass ended and whether it got there: on a read error, or a unit no
+    /// copy of which can be read, the units from that group on are left to the caller, which
+    /// syncs them one by one ([`Array::copies_window`]: the copies are read in turn and those
+    /// that failed are rewritten). `Err` when a member whose write failed held the last copy
+    /// of some data.
     fn copy_units(
         &self,
         action: Action,
         win: &Window,
+        from: usize,
         units: usize,
         unit: &UnitFn<'_>,
-    ) -> Result<usize, ()> {
+    ) -> Result<(usize, bool), ()> {
         let sync = self.in_sync();
         let (rec, rep) = match action {
             Action::Recover => (
@@ -477,42 +501,68 @@ impl Array {
             };
             (src, targets)
         };
-        let per = units.div_ceil(GROUPS).max(1);
+        let idle =
+            |copies: &[(usize, u64)]| copies_in(copies, plan(copies).1 | rep).next().is_none();
+        let rows = win.rows.len();
+        let own_rows = rows > 1;
+        let mut end = units;
+        if own_rows {
+            let mut taken = 0;
+            for i in from..units {
+                let mut busy = false;
+                unit(i, &mut |copies, _| busy = !idle(copies));
+                if busy && taken == rows {
+                    end = i;
+                    break;
+                }
+                taken += usize::from(busy);
+            }
+        }
+        let per = (end - from).div_ceil(GROUPS).max(1);
+        // The rows of the next unit read and the next written: in turn, or all row 0.
+        let (mut rrow, mut wrow) = (0, 0);
         let mut lost = 0u64;
-        let mut done = units;
+        let mut stopped = None;
         let (wfailed, wrepl) = PageIo::batch(|w| {
             w.hold();
-            for g in 0..units.div_ceil(per) {
-                let group = g * per..((g + 1) * per).min(units);
+            let mut next = from;
+            while next < end {
+                let group = next..(next + per).min(end);
+                next = group.end;
                 let mut unreadable = false;
                 let rfailed = PageIo::batch(|r| {
                     for i in group.clone() {
                         unit(i, &mut |copies, span| {
-                            let (src, targets) = plan(copies);
-                            if copies_in(copies, targets | rep).next().is_none() {
+                            if idle(copies) {
                                 return;
                             }
-                            let read = src.is_some_and(|c| {
-                                self.submit_row(r, win, c, span.at(), Dir::Read).is_ok()
-                            });
+                            let at = span.at(rrow);
+                            rrow += usize::from(own_rows);
+                            let read = plan(copies)
+                                .0
+                                .is_some_and(|c| self.submit_row(r, win, c, at, Dir::Read).is_ok());
                             unreadable |= !read;
                         });
                     }
                     r.wait()
                 });
                 if unreadable || rfailed != 0 {
-                    done = group.start;
+                    stopped = Some(group.start);
                     break;
                 }
                 // Members that left since are not written (md's `abort_sync_write`).
                 let now = self.in_sync() | self.sync().recovering();
                 for i in group {
                     unit(i, &mut |copies, span| {
+                        if idle(copies) {
+                            return;
+                        }
+                        let at = span.at(wrow);
+                        wrow += usize::from(own_rows);
                         let (src, targets) = plan(copies);
                         if src.is_none() {
                             return;
                         }
-                        let at = span.at();
                         for c in copies_in(copies, targets & now) {
                             if self.submit_row(w, win, c, at, Dir::Write).is_err() {
                                 lost |= 1 << c.0;
@@ -532,7 +582,10 @@ impl Array {
         });
         self.replacements_failed(wrepl);
         self.fail_written(wfailed | lost)?;
-        Ok(done)
+        Ok(match stopped {
+            Some(at) => (at, false),
+            None => (end, true),
+        })
     }
 }
 
@@ -542,19 +595,22 @@ pub(super) const PAGE_SECTORS: u64 = (PAGE_BYTES / 512) as u64;
 /// Groups [`Array::copy_units`] reads and writes a window in.
 pub(super) const GROUPS: usize = 8;
 
-/// Where a unit of a mirror window lies: its row, its first page there, its length in sectors.
+/// How many times its rows a RAID 10 recovery window spans (see [`buffers`]).
+const RECOVER_SPAN: u64 = 4;
+
+/// Where a unit of a mirror window lies in its row: its first page there, its length in
+/// sectors. Its row is [`Array::copy_units`]'s choice.
 #[derive(Clone, Copy)]
 pub(super) struct Span {
-    pub(super) row: usize,
     pub(super) first: usize,
     pub(super) sectors: u64,
 }
 
 impl Span {
-    /// (row, first page, pages), as [`Array::submit_row`] takes it.
-    fn at(self) -> (usize, usize, usize) {
+    /// (row, first page, pages) in row `row`, as [`Array::submit_row`] takes it.
+    fn at(self, row: usize) -> (usize, usize, usize) {
         (
-            self.row,
+            row,
             self.first,
             (self.sectors as usize * 512).div_ceil(PAGE_BYTES),
         )

@@ -452,15 +452,21 @@ impl Level {
     }
 
     /// The buffers of a sync job over `members` members, and the sectors of the sync space
-    /// it syncs at once.
-    pub fn sync_buffers(&self, action: Action, members: usize) -> Result<(Window, u64)> {
+    /// it syncs at once. A job guided by the bitmap keeps windows no wider than its buffers,
+    /// so that it skips clean chunks as finely as before.
+    pub fn sync_buffers(
+        &self,
+        action: Action,
+        members: usize,
+        guided: bool,
+    ) -> Result<(Window, u64)> {
         match self {
             // Two scratch pages for the parity read of each half of a group (see
             // `Stripes::sync_range`); the stripe heads hold the data. Eight windows at once,
             // within one barrier bucket (both are powers of two).
             Self::Raid5(st) => Ok((Window::new(2, 2, 0)?, st.window_sectors() * 8)),
-            Self::Raid10(g) => mirror::buffers(action, g.copies(), g.chunk_sectors()),
-            Self::Raid1(_) | Self::Raid0(_) => mirror::buffers(action, members, u64::MAX),
+            Self::Raid10(g) => mirror::buffers(action, g.copies(), g.chunk_sectors(), !guided),
+            Self::Raid1(_) | Self::Raid0(_) => mirror::buffers(action, members, u64::MAX, false),
         }
     }
 

@@ -168,7 +168,6 @@ impl Array {
                 *c = (m, at + off);
             }
             let span = Span {
-                row: 0,
                 first: (off / PAGE_SECTORS) as usize,
                 sectors: per.min(n.saturating_sub(off)),
             };

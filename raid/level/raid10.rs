@@ -161,7 +161,9 @@ impl Array {
 
     /// One sync window, a unit per chunk it covers, each synced over its chunk's copies
     /// ([`Array::mirror_window`]); a resync or recovery window inside one chunk (of 1 MiB or
-    /// more) is cut in [`GROUPS`] parts. Check and repair windows lie inside one chunk.
+    /// more) is cut in [`GROUPS`] parts. A recovery window of smaller chunks may hold more
+    /// chunks than the window has rows (`mirror::buffers`). Check and repair windows lie
+    /// inside one chunk.
     pub(super) fn sync_window10(
         &self,
         g: &Raid10,
@@ -192,12 +194,11 @@ impl Array {
                 k += 1;
             }
             // Several rows: a chunk each, from page 0. One row: the window's parts in turn.
-            let (row, first) = match rows > 1 {
-                true => (i, 0),
-                false => (0, ((s - base) / PAGE_SECTORS) as usize),
+            let first = match rows > 1 {
+                true => 0,
+                false => ((s - base) / PAGE_SECTORS) as usize,
             };
             let span = Span {
-                row,
                 first,
                 sectors: e - s,
             };

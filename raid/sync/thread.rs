@@ -321,7 +321,8 @@ impl Array {
             total / 2,
             start / 2
         );
-        let (mut win, step) = match self.level.sync_buffers(action, self.members.len()) {
+        let guided = self.bitmap_guided(action);
+        let (mut win, step) = match self.level.sync_buffers(action, self.members.len(), guided) {
             Ok(w) => w,
             Err(e) => {
                 pr_err!(
@@ -350,7 +351,6 @@ impl Array {
         // md's `md_bitmap_start_sync`: a resync, and a recovery of re-added devices, copy only
         // the chunks the write-intent bitmap marks; every job moves the marks it covers on.
         let bitmap = self.bitmap();
-        let guided = self.bitmap_guided(action);
         let chunk = bitmap.map_or(1, |b| b.chunk_sectors());
         // Chunks below `ended` are done with (their marks ended).
         let mut ended = pos & !(chunk - 1);
