@@ -32,16 +32,17 @@ pub(super) fn buffers(
         // `r10bio`s in flight; one chunk at a time left the members idle between its read
         // and its write. Both are powers of two.
         // A recovery builds only the chunks with a copy on the devices being built (half of
-        // them on a 4-member n2 array): its windows span [`RECOVER_SPAN`] times the rows, and
-        // the rows go to those chunks only ([`Array::copy_units`]), so each pass over the
-        // rows builds 1 MiB, as on RAID 1, and the barrier is raised once per 4 MiB.
-        let rows = (WINDOW_BYTES / PAGE_BYTES / chunk_pages).max(1);
-        let span = match (action, wide) {
-            (Action::Recover, true) => RECOVER_SPAN,
-            _ => 1,
+        // them on a 4-member n2 array): it takes [`RECOVER_ROWS`] times the rows, given only
+        // to those chunks ([`Array::copy_units`]), and windows of [`RECOVER_SPAN`] times
+        // 1 MiB, so that a pass over the rows builds 2 MiB and the barrier is raised once per
+        // 4 MiB. (With 1 MiB windows, it built 512 KiB per window at the same cost.)
+        let (scale, span) = match (action, wide) {
+            (Action::Recover, true) => (RECOVER_ROWS, RECOVER_SPAN),
+            _ => (1, 1),
         };
+        let rows = (WINDOW_BYTES / PAGE_BYTES / chunk_pages).max(1);
         return Ok((
-            Window::new(rows, chunk_pages, BLOCK_SECTORS.min(chunk))?,
+            Window::new(rows * scale, chunk_pages, BLOCK_SECTORS.min(chunk))?,
             rows as u64 * chunk_pages as u64 * PAGE_SECTORS * span,
         ));
     }
@@ -595,7 +596,9 @@ pub(super) const PAGE_SECTORS: u64 = (PAGE_BYTES / 512) as u64;
 /// Groups [`Array::copy_units`] reads and writes a window in.
 pub(super) const GROUPS: usize = 8;
 
-/// How many times its rows a RAID 10 recovery window spans (see [`buffers`]).
+/// A RAID 10 recovery's rows, in MiB (see [`buffers`]).
+const RECOVER_ROWS: usize = 2;
+/// A RAID 10 recovery's windows, in MiB of the array.
 const RECOVER_SPAN: u64 = 4;
 
 /// Where a unit of a mirror window lies in its row: its first page there, its length in
