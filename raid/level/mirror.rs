@@ -7,9 +7,12 @@
 use crate::plan::bits;
 use crate::raid::sync::{Action, Window, BLOCK_SECTORS, MAX_BLOCKS, MAX_COPIES, WINDOW_BYTES};
 use crate::raid::Array;
+use crate::sys::noio;
 use crate::sys::pagebuf::PAGE_BYTES;
 use crate::sys::pageio::PageIo;
+use crate::sys::workqueue::join;
 use core::num::NonZeroU64;
+use core::ops::Range;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
@@ -459,12 +462,12 @@ impl Array {
     }
 
     /// Resync or recovery of the units of a window from unit `from` on (see
-    /// [`Array::mirror_window`]) in [`GROUPS`] groups: each group is read from here, then its
-    /// writes go to a worker to submit while the next group is read, and the pass waits for
-    /// them all at its end, so that the members' reads and writes overlap, as md's resync
-    /// thread reads while raid1d and raid10d write. (Read, wait, write, wait ran the members
-    /// half idle, and on members that copy in the submitter's context, such as brd, used one
-    /// CPU.)
+    /// [`Array::mirror_window`]), in two halves: a worker syncs the second while this thread
+    /// syncs the first ([`Array::copy_side`]), each in groups whose writes are in flight while
+    /// its next group is read, as md's resync thread reads while raid1d and raid10d write. On
+    /// members that copy in the submitter's context (brd) the two CPUs then share the copying
+    /// with one hand-off per pass; handing each group's writes to a worker instead woke it
+    /// for every group.
     /// A unit with nothing to write (no copy of it on a device being built) is not read, as
     /// md's recovery reads only the chunks of the devices it builds. Where the window has a
     /// row per chunk (RAID 10 chunks under 1 MiB), the rows go in turn to the units with
@@ -491,55 +494,102 @@ impl Array {
             ),
             _ => (0, 0),
         };
-        // A unit's source (its first in-sync copy), and the members of the copies it is
-        // written to. Sets, not lists of copies: these closures' frames are on the sync
-        // thread's stack under the member's submission (a list is 1 KiB).
-        let plan = |copies: &[(usize, u64)]| {
-            let src = copies.iter().find(|c| sync & (1 << c.0) != 0).copied();
-            let targets = match (action, src) {
-                (Action::Resync, Some((m, _))) => sync & !(1u64 << m),
-                _ => rec,
-            };
-            (src, targets)
+        let own_rows = win.rows.len() > 1;
+        let mut pass = Pass {
+            action,
+            sync,
+            rec,
+            rep,
+            own_rows,
+            per: 1,
         };
-        let idle =
-            |copies: &[(usize, u64)]| copies_in(copies, plan(copies).1 | rep).next().is_none();
-        let rows = win.rows.len();
-        let own_rows = rows > 1;
-        let mut end = units;
+        // Where the pass ends, and where the second half starts, in units and in rows.
+        let (mut end, mut mid, mut mid_row) = (units, from + (units - from) / 2, 0);
         if own_rows {
+            let busy = |i: usize| {
+                let mut b = false;
+                unit(i, &mut |copies, _| b = !pass.idle(copies));
+                b
+            };
+            let rows = win.rows.len();
             let mut taken = 0;
             for i in from..units {
-                let mut busy = false;
-                unit(i, &mut |copies, _| busy = !idle(copies));
-                if busy && taken == rows {
-                    end = i;
+                if busy(i) {
+                    if taken == rows {
+                        end = i;
+                        break;
+                    }
+                    taken += 1;
+                }
+            }
+            // Halves of the busy units.
+            let mut seen = 0;
+            mid = end;
+            for i in from..end {
+                if seen == taken / 2 {
+                    mid = i;
                     break;
                 }
-                taken += usize::from(busy);
+                seen += usize::from(busy(i));
             }
+            mid_row = seen;
         }
-        let per = (end - from).div_ceil(GROUPS).max(1);
-        // The rows of the next unit read and the next written: in turn, or all row 0.
-        let (mut rrow, mut wrow) = (0, 0);
+        pass.per = (end - from).div_ceil(GROUPS).max(1);
+        let (theirs, mine) = match mid > from && mid < end {
+            true => join(
+                &self.wq,
+                || noio(|| self.copy_side(win, unit, pass, mid..end, mid_row)),
+                || self.copy_side(win, unit, pass, from..mid, 0),
+            ),
+            false => (None, self.copy_side(win, unit, pass, from..end, 0)),
+        };
+        let mut failed = mine.failed;
+        let mut repl = mine.repl;
+        // Done without a gap: the second half only if the first got to its end.
+        let mut stopped = mine.stopped;
+        if let Some(t) = theirs {
+            failed |= t.failed;
+            repl |= t.repl;
+            stopped = stopped.or(t.stopped);
+        }
+        self.replacements_failed(repl);
+        self.fail_written(failed)?;
+        Ok(match stopped {
+            Some(at) => (at, false),
+            None => (end, true),
+        })
+    }
+
+    /// One half of a pass of [`Array::copy_units`]: units `range`, the first busy one in row
+    /// `row` (or all in row 0), in groups of `pass.per` units, each group's writes submitted
+    /// (and in flight) while the next is read.
+    fn copy_side(
+        &self,
+        win: &Window,
+        unit: &UnitFn<'_>,
+        pass: Pass,
+        range: Range<usize>,
+        row: usize,
+    ) -> Side {
+        let (mut rrow, mut wrow) = (row, row);
         let mut lost = 0u64;
         let mut stopped = None;
-        let (wfailed, wrepl) = PageIo::batch(|w| {
-            w.hold();
-            let mut next = from;
-            while next < end {
-                let group = next..(next + per).min(end);
+        let (wfailed, repl) = PageIo::batch(|w| {
+            let mut next = range.start;
+            while next < range.end {
+                let group = next..(next + pass.per).min(range.end);
                 next = group.end;
                 let mut unreadable = false;
                 let rfailed = PageIo::batch(|r| {
                     for i in group.clone() {
                         unit(i, &mut |copies, span| {
-                            if idle(copies) {
+                            if pass.idle(copies) {
                                 return;
                             }
                             let at = span.at(rrow);
-                            rrow += usize::from(own_rows);
-                            let read = plan(copies)
+                            rrow += usize::from(pass.own_rows);
+                            let read = pass
+                                .plan(copies)
                                 .0
                                 .is_some_and(|c| self.submit_row(r, win, c, at, Dir::Read).is_ok());
                             unreadable |= !read;
@@ -555,12 +605,12 @@ impl Array {
                 let now = self.in_sync() | self.sync().recovering();
                 for i in group {
                     unit(i, &mut |copies, span| {
-                        if idle(copies) {
+                        if pass.idle(copies) {
                             return;
                         }
                         let at = span.at(wrow);
-                        wrow += usize::from(own_rows);
-                        let (src, targets) = plan(copies);
+                        wrow += usize::from(pass.own_rows);
+                        let (src, targets) = pass.plan(copies);
                         if src.is_none() {
                             return;
                         }
@@ -569,25 +619,67 @@ impl Array {
                                 lost |= 1 << c.0;
                             }
                         }
-                        for c in copies_in(copies, rep) {
+                        for c in copies_in(copies, pass.rep) {
                             if self.submit_row(w, win, c, at, Dir::Replace).is_err() {
                                 self.sync().drop_replacing(c.0);
                             }
                         }
                     });
                 }
-                w.hand_off(&self.wq);
             }
             let wfailed = w.wait();
             (wfailed, w.failed_replacements())
         });
-        self.replacements_failed(wrepl);
-        self.fail_written(wfailed | lost)?;
-        Ok(match stopped {
-            Some(at) => (at, false),
-            None => (end, true),
-        })
+        Side {
+            stopped,
+            failed: wfailed | lost,
+            repl,
+        }
     }
+}
+
+/// What a pass of [`Array::copy_units`] copies, from the member sets at its start. Sets, not
+/// lists of copies: the sides' frames are on the stack under the member's submission (a list
+/// is 1 KiB).
+#[derive(Clone, Copy)]
+struct Pass {
+    action: Action,
+    /// Members in sync, being recovered, and being replaced.
+    sync: u64,
+    rec: u64,
+    rep: u64,
+    /// A row per busy unit, in turn (else all in row 0).
+    own_rows: bool,
+    /// Units per group.
+    per: usize,
+}
+
+impl Pass {
+    /// A unit's source (its first in-sync copy), and the members of the copies it is written
+    /// to.
+    fn plan(&self, copies: &[(usize, u64)]) -> (Option<(usize, u64)>, u64) {
+        let src = copies.iter().find(|c| self.sync & (1 << c.0) != 0).copied();
+        let targets = match (self.action, src) {
+            (Action::Resync, Some((m, _))) => self.sync & !(1u64 << m),
+            _ => self.rec,
+        };
+        (src, targets)
+    }
+
+    /// Whether the unit has nothing to write.
+    fn idle(&self, copies: &[(usize, u64)]) -> bool {
+        copies_in(copies, self.plan(copies).1 | self.rep)
+            .next()
+            .is_none()
+    }
+}
+
+/// What one side of a pass left: where it stopped (a group it could not read), the members
+/// whose writes failed, and the replacements whose writes failed.
+struct Side {
+    stopped: Option<usize>,
+    failed: u64,
+    repl: u64,
 }
 
 /// Sectors in a page.
@@ -624,7 +716,7 @@ impl Span {
 pub(super) type UnitSink<'f> = dyn FnMut(&[(usize, u64)], Span) + 'f;
 
 /// `unit(i, f)`: calls `f(copies, span)` for unit `i` of a mirror window.
-pub(super) type UnitFn<'f> = dyn Fn(usize, &mut UnitSink<'_>) + 'f;
+pub(super) type UnitFn<'f> = dyn Fn(usize, &mut UnitSink<'_>) + Sync + 'f;
 
 /// Which way a window row goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
