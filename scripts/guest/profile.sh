@@ -2,8 +2,9 @@
 # Guest side of `make profile` (scripts/profile): where the 4K random path spends its CPU, rraid
 # against md in one boot. RAID0 (4 brd members, chunk 64K) and RAID1 (2 brd members) of each;
 # for each array, 4K random read and write at QD 32 under fio, with system-wide CPU time from
-# /proc/stat (kernel time per I/O: system + irq + softirq) and a perf cpu-clock profile of the
-# kernel during the job. Figures are emulated (TCG): compare rraid with md only.
+# /proc/stat (kernel time per I/O: system + irq + softirq), a perf cpu-clock profile of the
+# kernel during the job, and from it the CPU time per I/O by part (block layer, driver, brd, the
+# rest, idle). Figures are emulated (TCG): compare rraid with md only.
 # PROFILE_LEVEL=5 or 6 profiles RAID 5 or 6 instead (4 brd members, chunk 64K; md with
 # group_thread_cnt = vCPUs, its faster setting here).
 . "${RRAID_LIB:-/rraid/lib.sh}"
@@ -78,8 +79,33 @@ for dev in $DEVS; do
 		esac
 		ios=$((kib / 4))
 		[ "$ios" -gt 0 ] || die "fio $rw on $dev moved nothing"
+		echo "$ios" >/tmp/ios.$dev.$rw
 		awk -v k=$((k1 - k0)) -v b=$((b1 - b0)) -v n="$ios" -v hz="$hz" -v d=$dev -v j=$rw -v i="$iops" \
 			'BEGIN { printf "%-8s %-10s %10d %14.1f %14.1f\n", d, j, i, k * 1e6 / hz / n, b * 1e6 / hz / n }'
+	done
+done
+# Where each I/O's CPU time goes, from the profiles' self time per symbol: the block layer
+# (blk_*, sbitmap_*: for rraid, blk-mq's request, which bio-based md does not have), the
+# driver's own code (rraid's symbols; md's md_*, raid*, r5*, its xor_* and raid6_* parity),
+# the brd members' copies, the rest (fio, the syscalls, bio and page handling) and idle. perf
+# records RUNTIME - 1 of fio's RUNTIME seconds at 997 Hz on each CPU.
+echo
+echo "== CPU time per I/O by part, in µs (perf cpu-clock self time over fio's I/Os)"
+printf '%-8s %-10s %8s %8s %8s %8s %8s\n' array job block driver brd other idle
+for dev in $DEVS; do
+	for rw in randread randwrite; do
+		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none -n --stdio 2>/dev/null |
+			grep -v '^#' | grep '%' |
+			awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" -v d=$dev -v j=$rw '
+			{ n = $2; s = $NF
+			  if (s ~ /halt|default_idle|cpu_idle/) c = "idle"
+			  else if (s ~ /rraid/ || s ~ /^(md_|raid0|raid1|raid5|raid6|raid10|r5|r10|ops_run|handle_stripe|xor_|async_)/) c = "driver"
+			  else if (s ~ /^_*blk_|^sbitmap/) c = "block"
+			  else if (s ~ /^brd_/) c = "brd"
+			  else c = "other"
+			  t[c] += n }
+			END { k = 1e6 / 997 / (ios * (rt - 1) / rt)
+			  printf "%-8s %-10s %8.1f %8.1f %8.1f %8.1f %8.1f\n", d, j, t["block"] * k, t["driver"] * k, t["brd"] * k, t["other"] * k, t["idle"] * k }'
 	done
 done
 for dev in $DEVS; do
