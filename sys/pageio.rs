@@ -3,14 +3,11 @@
 //!
 //! A stripe operation reads the blocks it needs from several members at once, waits, computes,
 //! then writes at once and waits. [`PageIo`] counts its bios and wakes the waiter when the last
-//! one completes, recording which members failed. A batch may also hand its bios to a worker to
-//! submit ([`PageIo::hold`]), so that a member that does its work in the submitter's context
-//! (brd, and any bio-based member) does it on another CPU while the caller goes on.
+//! one completes, recording which members failed.
 
 use super::bio::{Bio, BioCtx, BioSet};
 use super::pagebuf::PageBuf;
 use super::slot::DevRef;
-use super::workqueue::{spawn, Job, QueueRef};
 use super::{REQ_FUA, REQ_SYNC};
 use core::marker::{PhantomData, PhantomPinned};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -83,9 +80,6 @@ impl Inner {
 pub struct PageIo<'io, 'a> {
     inner: Pin<&'io Inner>,
     waited: bool,
-    /// Bios are kept in `held` rather than submitted ([`PageIo::hold`]).
-    holding: bool,
-    held: KVec<Bio<PageCtx>>,
     _pages: PhantomData<&'a PageBuf>,
 }
 
@@ -112,8 +106,6 @@ impl<'a> PageIo<'_, 'a> {
         let mut io = PageIo {
             inner: inner.as_ref(),
             waited: false,
-            holding: false,
-            held: KVec::new(),
             _pages: PhantomData,
         };
         let r = f(&mut io);
@@ -187,33 +179,8 @@ impl<'a> PageIo<'_, 'a> {
         };
         let bio = set.pages(&bdev, sector, op, pages, ctx)?;
         self.inner.pending.fetch_add(1, Ordering::AcqRel);
-        // Kept only once there is room for it: a failed `push` would drop the bio unsent, and
-        // its count with it, and the waiter would never wake. Without room it goes now.
-        if self.holding && self.held.reserve(1, GFP_KERNEL).is_ok() {
-            // Cannot fail: room is reserved.
-            let _ = self.held.push(bio, GFP_KERNEL);
-            return Ok(());
-        }
         bio.submit();
         Ok(())
-    }
-
-    /// From now on, bios are built and counted but kept, for [`PageIo::hand_off`] (or the wait)
-    /// to submit.
-    pub fn hold(&mut self) {
-        self.holding = true;
-    }
-
-    /// Queues the kept bios on `q`, for a worker to submit; without memory for the job they
-    /// are submitted here.
-    pub fn hand_off(&mut self, q: &QueueRef) {
-        if self.held.is_empty() {
-            return;
-        }
-        let bios = core::mem::take(&mut self.held);
-        if let Err(job) = spawn(q, Submit(bios)) {
-            job.run();
-        }
     }
 
     /// Records that member `member`'s I/O failed without a bio (its slot is empty).
@@ -235,10 +202,6 @@ impl<'a> PageIo<'_, 'a> {
             return;
         }
         self.waited = true;
-        // Kept bios count in `pending`: they go before the wait.
-        for bio in core::mem::take(&mut self.held) {
-            bio.submit();
-        }
         if self.inner.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
             // SAFETY: The completion is initialised; the last bio completes it.
             unsafe { bindings::wait_for_completion_io(self.inner.done.get()) };
@@ -249,18 +212,5 @@ impl<'a> PageIo<'_, 'a> {
 impl Drop for PageIo<'_, '_> {
     fn drop(&mut self) {
         self.wait_all();
-    }
-}
-
-/// Bios a batch handed to a worker ([`PageIo::hand_off`]). Each holds a count of its batch, whose
-/// waiter therefore waits until this job has submitted it and it has completed; the job never
-/// drops one unsubmitted.
-struct Submit(KVec<Bio<PageCtx>>);
-
-impl Job for Submit {
-    fn run(self) {
-        for bio in self.0 {
-            bio.submit();
-        }
     }
 }
