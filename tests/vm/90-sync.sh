@@ -847,11 +847,11 @@ array_pat() {
 
 # sync_lost_source SPEC SLOTS DUST FAILS [AT]: an array of SPEC over SLOTS members of 16 MiB,
 # slot DUST on dm-dust, the slots FAILS (comma-separated) failed, a pattern written; a block at
-# member sector AT (8192) of the dust member cannot be read; a spare is added and rebuilt. Where no
-# other copy (RAID 1 with 2 members, RAID 10 n2, RAID 5) can give that block, the recovery stops
-# there: the spare goes back to the spares, not in sync ("recovery aborted" in dmesg), nothing
-# starts again by itself, and the data the array still has reads right. The old code marked
-# the spare in sync with a hole of stale bytes.
+# member sector AT (8192) of the dust member cannot be read; a spare is added and rebuilt.
+# Where no other copy (RAID 1 with 2 members, RAID 10 n2, RAID 5) can give that block, the
+# recovery stops there: the spare goes back to the spares, not in sync ("recovery aborted" in
+# dmesg), nothing starts again by itself, and the data the array still has reads right. The
+# old code marked the spare in sync with a hole of stale bytes.
 sync_lost_source() {
 	spec=$1 n=$2 dust=$3 fails=$4 at=${5:-8192}
 	members_on "$n" "$dust" || return 1
