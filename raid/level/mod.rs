@@ -461,10 +461,13 @@ impl Level {
         guided: bool,
     ) -> Result<(Window, u64)> {
         match self {
-            // Two scratch pages for the parity read of each half of a group (see
-            // `Stripes::sync_range`); the stripe heads hold the data. Eight windows at once,
-            // within one barrier bucket (both are powers of two).
-            Self::Raid5(st) => Ok((Window::new(2, 2, 0)?, st.window_sectors() * 8)),
+            // Two scratch pages for the parity read of each side of a call (see
+            // `Stripes::sync_range`); the stripe heads hold the data. `SYNC_STREAM` windows
+            // at once, within one barrier bucket (both are powers of two).
+            Self::Raid5(st) => Ok((
+                Window::new(2, 2, 0)?,
+                st.window_sectors() * raid5::SYNC_STREAM,
+            )),
             Self::Raid10(g) => mirror::buffers(action, g.copies(), g.chunk_sectors(), !guided),
             Self::Raid1(_) | Self::Raid0(_) => mirror::buffers(action, members, u64::MAX, false),
         }

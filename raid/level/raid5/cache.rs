@@ -6,6 +6,7 @@
 //! which also keeps any other operation off that window until it is done.
 
 use crate::layout::raid5::Raid5;
+use crate::plan::Set;
 use crate::sys::bio::BioSet;
 use crate::sys::pagebuf::{PageBuf, PAGE_BYTES};
 use crate::sys::pageio::PageCtx;
@@ -91,6 +92,50 @@ struct Pool {
 
 const IDLE: u64 = u64::MAX;
 
+/// The windows of a [`Stripes::sync_range`] call still to be taken.
+pub(super) struct Stream {
+    /// Member sector of window 0.
+    pub(super) at: u64,
+    /// Windows in the call.
+    pub(super) count: usize,
+    /// The next window to take.
+    pub(super) next: usize,
+}
+
+impl Stream {
+    pub(super) fn new() -> Self {
+        Self {
+            at: 0,
+            count: 0,
+            next: 0,
+        }
+    }
+}
+
+/// The windows of a [`Stripes::sync_range`] call that are done.
+pub(super) struct Retire {
+    /// Member sector of window 0.
+    pub(super) at: u64,
+    /// Windows below are done, the recovery point covers them and their heads are back.
+    pub(super) front: usize,
+    /// A window done ahead of `front`, its heads held: `(window, unit, heads)`.
+    pub(super) parked: Option<(usize, u64, Slot)>,
+    /// The first window that failed, and the members whose I/O failed there. No window is
+    /// taken after it is set.
+    pub(super) err: Option<(usize, Set)>,
+}
+
+impl Retire {
+    pub(super) fn new() -> Self {
+        Self {
+            at: 0,
+            front: 0,
+            parked: None,
+            err: None,
+        }
+    }
+}
+
 /// The stripe engine of one array.
 #[pin_data]
 pub struct Stripes {
@@ -108,6 +153,15 @@ pub struct Stripes {
     resize: Mutex<()>,
     #[pin]
     pub(super) bioset: BioSet<PageCtx>,
+    /// The sync thread's windows still to be taken (see [`Stripes::sync_range`]).
+    #[pin]
+    pub(super) stream: Mutex<Stream>,
+    /// The sync thread's windows done.
+    #[pin]
+    pub(super) retire: Mutex<Retire>,
+    /// Signalled when a sync window is retired.
+    #[pin]
+    pub(super) retired: CondVar,
 }
 
 impl Stripes {
@@ -133,6 +187,9 @@ impl Stripes {
                 freed <- new_condvar!("rraid::stripe_freed"),
                 resize <- new_mutex!((), "rraid::stripe_resize"),
                 bioset <- BioSet::new(BIOSET_POOL, true),
+                stream <- new_mutex!(Stream::new(), "rraid::sync_stream"),
+                retire <- new_mutex!(Retire::new(), "rraid::sync_retire"),
+                retired <- new_condvar!("rraid::sync_retired"),
             }),
             GFP_KERNEL,
         )?;

@@ -26,6 +26,7 @@ use crate::sys::{BlkStatus, ReqOp};
 use batch::Batch;
 pub use batch::Tail;
 pub use cache::Stripes;
+pub(crate) use sync::SYNC_STREAM;
 
 /// Extra looks at the request list for requests that complete a partly written stripe.
 const GATHER_LOOKS: usize = 3;
