@@ -121,7 +121,10 @@ impl Array {
 
     /// Maps a read bio straight to its members through `tx` (md's aligned read, in
     /// `queue_rq`): `Err(AGAIN)` when some chunk of it lies on a member not in sync, whose data
-    /// only the stripe cache can rebuild, on the worker.
+    /// only the stripe cache can rebuild, on the worker. A member being recovered is read where
+    /// its recovery has passed, as md reads below a device's `recovery_offset`: a window's
+    /// blocks are written to it before the point passes them, and writes planned after that
+    /// reach it too.
     pub(super) fn map_read5(
         &self,
         st: &Stripes,
@@ -129,8 +132,10 @@ impl Array {
         tx: &mut Tx,
     ) -> Result<(), BlkStatus> {
         let failed = self.failed_set();
+        let offset = st.geo().data_offset();
         for c in chunks(st, src) {
-            if failed & (1 << c.member) != 0 {
+            let end = c.member_sector.saturating_sub(offset) + c.len;
+            if failed & !self.sync().recovered_below(end) & (1 << c.member) != 0 {
                 return Err(BlkStatus::AGAIN);
             }
             self.read_direct(src, &c, tx)?;
