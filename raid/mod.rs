@@ -167,6 +167,8 @@ pub struct Array {
     /// Read and write requests from `queue_rq` to their end: whether a large request has
     /// others to overlap with on the worker (see `io`).
     rw_reqs: AtomicU32,
+    /// Requests ever started: the sync throttle's sign of other I/O (md's `is_mddev_idle`).
+    pub(crate) started: AtomicU64,
     /// Large requests that found no other in flight since the last one that did (see `io`).
     lone_large: AtomicU32,
     #[pin]
@@ -249,6 +251,7 @@ impl Array {
                 writes: AtomicU32::new(0),
                 write_reqs: AtomicU32::new(0),
                 rw_reqs: AtomicU32::new(0),
+                started: AtomicU64::new(0),
                 lone_large: AtomicU32::new(0),
                 bioset <- BioSet::new(BIOSET_POOL, false),
                 sync_bioset <- BioSet::new(SYNC_BIOSET_POOL, true),

@@ -121,6 +121,13 @@ pub fn sleep_us(us: u64) {
     };
 }
 
+/// Sets the calling task's nice value, clamped to -20..=19.
+pub fn set_nice(nice: i8) {
+    // SAFETY: `get_current` is the running task, live while it runs; `set_user_nice` takes the
+    // task's runqueue lock itself and may be called on any task from task context.
+    unsafe { bindings::set_user_nice(bindings::get_current(), nice.clamp(-20, 19).into()) };
+}
+
 /// Monotonic time in nanoseconds.
 pub fn now_ns() -> u64 {
     // SAFETY: `ktime_get` may be called from any context.

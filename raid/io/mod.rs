@@ -533,6 +533,7 @@ impl DiskOps for Array {
     }
 
     fn queued(rq: &InflightRequest<Self>) {
+        rq.data().started.fetch_add(1, Ordering::Relaxed);
         if matches!(rq.op(), ReqOp::Read | ReqOp::Write) {
             rq.count_in(|a| &a.rw_reqs);
         }

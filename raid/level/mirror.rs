@@ -535,7 +535,7 @@ impl Array {
             mid_row = seen;
         }
         pass.per = (end - from).div_ceil(GROUPS).max(1);
-        let (theirs, mine) = match mid > from && mid < end {
+        let (theirs, mine) = match !win.solo && mid > from && mid < end {
             true => join(
                 &self.wq,
                 || noio(|| self.copy_side(win, unit, pass, mid..end, mid_row)),

@@ -488,7 +488,7 @@ impl Level {
         match self {
             Self::Raid1(g) => array.sync_window1(g, action, pos, n, win),
             Self::Raid10(g) => array.sync_window10(g, action, pos, n, win),
-            Self::Raid5(st) => st.sync_range(array, action, pos, n, &mut win.rows),
+            Self::Raid5(st) => st.sync_range(array, action, pos, n, win.solo, &mut win.rows),
             Self::Raid0(_) => Err(()),
         }
     }

@@ -11,7 +11,7 @@ use crate::sys::workqueue::{spawn, Job};
 use core::sync::atomic::Ordering;
 use kernel::{fmt, prelude::*, str::CString, sync::Arc};
 
-use super::throttle::{Mark, MARKS, MARK_NS};
+use super::throttle::{Mark, Share, MARKS, MARK_NS};
 
 impl Array {
     /// Why `action` cannot run now, if so. Resync, check and repair compare or copy between
@@ -341,7 +341,9 @@ impl Array {
             done: start,
         });
         let mut next_mark = 0;
-        let mut last_ns = 0;
+        // At nice 19 while the throttle says `Beside`.
+        let mut niced = false;
+        let mut seen = self.started.load(Ordering::Relaxed);
         let mut pos = start;
         let mut ok = true;
         let mut aborted = false;
@@ -399,10 +401,14 @@ impl Array {
                     self.bitmap_skips(action, pos, n);
                 }
             }
-            self.throttle(&marks, pos, last_ns);
-            let t = kthread::now_ns();
+            let share = self.throttle(&marks, pos, &mut seen);
+            if (share == Share::Beside) != niced {
+                niced = !niced;
+                kthread::set_nice(if niced { 19 } else { 0 });
+            }
             self.sync.barrier.raise(b);
             let live = self.in_sync() | self.sync.recovering();
+            win.solo = share != Share::Alone;
             // With the bucket raised, reclaim must not write to the array: a write there would
             // wait for this window (md's resync allocates with GFP_NOIO).
             let done = noio(|| self.level.sync_window(self, action, pos, n, &mut win));
@@ -428,7 +434,6 @@ impl Array {
                 aborted = true;
                 break;
             }
-            last_ns = kthread::now_ns().saturating_sub(t);
             pos += n;
             if let Some(bm) = bitmap {
                 let to = if pos >= total {
@@ -448,6 +453,9 @@ impl Array {
                 next_mark = (next_mark + 1) % MARKS;
                 marks[next_mark] = Mark { ns: now, done: pos };
             }
+        }
+        if niced {
+            kthread::set_nice(0);
         }
         if let Some(bm) = bitmap {
             if ended < total {

@@ -21,6 +21,9 @@ pub struct Window {
     pub(crate) block: u64,
     /// Per block of the last compare: the members that differ from row 0.
     pub(crate) bad: [u64; MAX_BLOCKS],
+    /// Other I/O was in flight when the window started: the level syncs it on this thread
+    /// alone, leaving the other CPUs to that I/O.
+    pub(crate) solo: bool,
 }
 
 impl Window {
@@ -38,6 +41,7 @@ impl Window {
             rows: v,
             block,
             bad: [0; MAX_BLOCKS],
+            solo: false,
         })
     }
 }

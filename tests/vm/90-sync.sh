@@ -206,6 +206,91 @@ sync_throttle() {
 	identical "$(nth 1 $m)" "$sp"
 }
 
+# sync_pid ARRAY: the pid of ARRAY's sync thread, or nothing.
+sync_pid() {
+	local d c
+	for d in /proc/[0-9]*; do
+		read -r c <"$d/comm" 2>/dev/null && [ "$c" = "${1}_sync" ] && { echo "${d#/proc/}"; return; }
+	done
+}
+
+# nice_samples ARRAY N: up to N samples of the sync thread's nice (field 19 of its stat), 0.2 s
+# apart, while a job runs.
+nice_samples() {
+	local a n i out pid l
+	a=$1 n=$2
+	pid=$(sync_pid "$a")
+	[ -n "$pid" ] || return 0
+	i=0
+	out=
+	while [ $i -lt "$n" ] && [ "$(attr "$a" sync_action)" != idle ]; do
+		read -r l <"/proc/$pid/stat" || break
+		set -- $l
+		shift 18
+		out="$out $1"
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo $out
+}
+
+# sync_under_load: a RAID 5 rebuild (sync_speed_max 1024, so that it lasts) steps aside for
+# other I/O: while a read load runs the job goes on at nice 19 on its thread alone (the load
+# keeps a CPU), without load at nice 0 again; held at sync_speed_min (1100, above the max) it
+# is back at nice 0 under the load, so the minimum holds however busy the CPUs are. The data written
+# before reads back right during the rebuild (from the spare where its recovery has passed) and
+# after it.
+sync_under_load() {
+	local m sp fpid seen
+	m=$(maps 4) || return 1
+	sp=$(map_at sp "$(nth 4 $DISKS)" 1) || return 1
+	mk rraid0 "level=5 chunk=64K assume-clean" $m || return 1
+	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
+		>"$T_DIR/fio.out" 2>&1 || { fail "fio fill: $(tail -3 "$T_DIR/fio.out")"; return 1; }
+	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max 1024)" = OK ] || { fail "sync_speed_max refused"; return 1; }
+	fail_dev rraid0 "$(nth 2 $m)" || return 1
+	fio --name=load --filename=/dev/rraid0 --ioengine=libaio --direct=1 --rw=randread --bs=4k \
+		--iodepth=8 --time_based --runtime=60 >/dev/null 2>&1 &
+	fpid=$!
+	sleep 1
+	new_spare rraid0 "$sp" || { kill $fpid; return 1; }
+	sleep 0.5
+	seen=$(nice_samples rraid0 10)
+	kill -INT $fpid
+	wait $fpid
+	note "nice under load: $seen"
+	case " $seen " in *" 19 "*) ;; *) fail "the sync thread never at nice 19 under load: '$seen'"; return 1 ;; esac
+	# Back to nice 0 once the window under way (and the throttle's sleep after it, up to two
+	# seconds at this speed) is over.
+	sleep 1
+	seen=$(nice_samples rraid0 10)
+	note "nice without load: $seen ($(attr rraid0 sync_completed) $(attr rraid0 sync_speed))"
+	case " $seen " in "  " | *" 19 ") fail "the sync thread at '$seen' without load"; return 1 ;; esac
+	# The load now reads back and checks what the fill wrote, from the spare too where the
+	# recovery has passed.
+	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
+		--verify_only --loops=2 >"$T_DIR/fio.out" 2>&1 &
+	fpid=$!
+	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_min 1100)" = OK ] || { kill $fpid; fail "sync_speed_min refused"; return 1; }
+	# Within a window (two seconds at this speed).
+	sleep 1
+	seen=$(nice_samples rraid0 10)
+	note "nice under load at sync_speed_min: $seen ($(attr rraid0 sync_completed) $(attr rraid0 sync_speed))"
+	case " $seen " in "  " | *" 19 ") kill $fpid; fail "the sync thread at '$seen' held at sync_speed_min"; return 1 ;; esac
+	wait $fpid || { fail "fio verify during the rebuild: $(tail -3 "$T_DIR/fio.out")"; return 1; }
+	sysw /sys/block/rraid0/rraid/sync_speed_max system >/dev/null
+	sysw /sys/block/rraid0/rraid/sync_speed_min system >/dev/null
+	sync_wait rraid0 60 || return 1
+	expect_attr rraid0 degraded 0 || return 1
+	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
+		--verify_only >"$T_DIR/fio.out" 2>&1 || { fail "fio verify after the rebuild: $(tail -3 "$T_DIR/fio.out")"; return 1; }
+	# The spare carries its slot.
+	fail_dev rraid0 "$(nth 3 $m)" || return 1
+	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
+		--verify_only >"$T_DIR/fio.out" 2>&1 || { fail "fio verify on the spare: $(tail -3 "$T_DIR/fio.out")"; return 1; }
+	rm_array rraid0
+}
+
 # sync_idle_frozen: idle stops a check; frozen keeps any job from starting (check gets EBUSY)
 # until idle; a resync frozen midway goes on from its point after idle.
 sync_idle_frozen() {
@@ -1019,6 +1104,7 @@ t_run sync-raid1-resync-under-fio sync_resync_fio
 t_run sync-raid1-n2-check-repair sync_check_repair 2
 t_run sync-raid1-n3-check-repair sync_check_repair 3
 t_run sync-throttle-speed-max sync_throttle
+t_run sync-raid5-rebuild-steps-aside-for-io sync_under_load
 t_run sync-idle-frozen sync_idle_frozen
 t_run sync-raid1-fail-source-midway sync_fail_source
 t_run sync-remove-midway sync_remove_midway

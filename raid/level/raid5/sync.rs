@@ -42,6 +42,7 @@ impl Stripes {
         action: Action,
         pos: u64,
         n: u64,
+        solo: bool,
         scratch: &mut [KVec<PageBuf>],
     ) -> Result<(), ()> {
         let ws = self.window_sectors();
@@ -57,11 +58,15 @@ impl Stripes {
                 at,
                 ..Retire::new()
             };
-            join(
-                &self.wq,
-                || noio(|| self.sync_side(array, action, theirs)),
-                || self.sync_side(array, action, mine),
-            );
+            if solo {
+                self.sync_side(array, action, mine);
+            } else {
+                join(
+                    &self.wq,
+                    || noio(|| self.sync_side(array, action, theirs)),
+                    || self.sync_side(array, action, mine),
+                );
+            }
             let (front, err) = self.end_stream();
             at += front as u64 * ws;
             if front > 0 {
