@@ -105,22 +105,6 @@ pub fn sleep_ms(ms: u32) {
     unsafe { bindings::msleep(ms) };
 }
 
-/// Sleeps `us` microseconds (at most a second), not woken early.
-pub fn sleep_us(us: u64) {
-    let us = us.min(1_000_000);
-    if us == 0 {
-        return;
-    }
-    // SAFETY: Called in task context, where sleeping is allowed.
-    unsafe {
-        bindings::usleep_range_state(
-            us as usize,
-            (us + us / 8 + 10) as usize,
-            bindings::TASK_UNINTERRUPTIBLE,
-        )
-    };
-}
-
 /// Sets the calling task's nice value, clamped to -20..=19.
 pub fn set_nice(nice: i8) {
     // SAFETY: `get_current` is the running task, live while it runs; `set_user_nice` takes the

@@ -134,9 +134,14 @@ impl Array {
         let failed = self.failed_set();
         let offset = st.geo().data_offset();
         for c in chunks(st, src) {
-            let end = c.member_sector.saturating_sub(offset) + c.len;
-            if failed & !self.sync().recovered_below(end) & (1 << c.member) != 0 {
-                return Err(BlkStatus::AGAIN);
+            // The recovery point is only looked up for a member not in sync: a healthy array's
+            // reads pay nothing for it.
+            let bit = 1u64 << c.member;
+            if failed & bit != 0 {
+                let end = c.member_sector.saturating_sub(offset) + c.len;
+                if self.sync().recovered_below(end) & bit == 0 {
+                    return Err(BlkStatus::AGAIN);
+                }
             }
             self.read_direct(src, &c, tx)?;
         }
