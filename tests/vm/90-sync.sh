@@ -234,19 +234,25 @@ nice_samples() {
 	echo $out
 }
 
+# fill5 [FIO_ARGS...]: fio's verified sequential write over rraid0 (256 KiB blocks), or with
+# --verify_only its read-back; output in $T_DIR/fio.out. In the foreground only.
+fill5() {
+	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 "$@" \
+		>"$T_DIR/fio.out" 2>&1
+}
+
 # sync_under_load: a RAID 5 rebuild (sync_speed_max 1024, so that it lasts) steps aside for
 # other I/O: while a read load runs the job goes on at nice 19 on its thread alone (the load
 # keeps a CPU), without load at nice 0 again; held at sync_speed_min (1100, above the max) it
-# is back at nice 0 under the load, so the minimum holds however busy the CPUs are. The data written
-# before reads back right during the rebuild (from the spare where its recovery has passed) and
-# after it.
+# is back at nice 0 under the load, so the minimum holds however busy the CPUs are. The data
+# written before reads back right during the rebuild (from the spare where its recovery has
+# passed) and after it.
 sync_under_load() {
 	local m sp fpid seen
 	m=$(maps 4) || return 1
 	sp=$(map_at sp "$(nth 4 $DISKS)" 1) || return 1
 	mk rraid0 "level=5 chunk=64K assume-clean" $m || return 1
-	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
-		>"$T_DIR/fio.out" 2>&1 || { fail "fio fill: $(tail -3 "$T_DIR/fio.out")"; return 1; }
+	fill5 || { fail "fio fill: $(tail -3 "$T_DIR/fio.out")"; return 1; }
 	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max 1024)" = OK ] || { fail "sync_speed_max refused"; return 1; }
 	fail_dev rraid0 "$(nth 2 $m)" || return 1
 	fio --name=load --filename=/dev/rraid0 --ioengine=libaio --direct=1 --rw=randread --bs=4k \
@@ -268,6 +274,7 @@ sync_under_load() {
 	case " $seen " in "  " | *" 19 ") fail "the sync thread at '$seen' without load"; return 1 ;; esac
 	# The load now reads back and checks what the fill wrote, from the spare too where the
 	# recovery has passed.
+	# fio itself in the background (not through fill5), so that kill reaches it.
 	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
 		--verify_only --loops=2 >"$T_DIR/fio.out" 2>&1 &
 	fpid=$!
@@ -282,12 +289,10 @@ sync_under_load() {
 	sysw /sys/block/rraid0/rraid/sync_speed_min system >/dev/null
 	sync_wait rraid0 60 || return 1
 	expect_attr rraid0 degraded 0 || return 1
-	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
-		--verify_only >"$T_DIR/fio.out" 2>&1 || { fail "fio verify after the rebuild: $(tail -3 "$T_DIR/fio.out")"; return 1; }
+	fill5 --verify_only || { fail "fio verify after the rebuild: $(tail -3 "$T_DIR/fio.out")"; return 1; }
 	# The spare carries its slot.
 	fail_dev rraid0 "$(nth 3 $m)" || return 1
-	fio --name=fill --filename=/dev/rraid0 $FIO_COMMON --rw=write --bs=256k --iodepth=8 \
-		--verify_only >"$T_DIR/fio.out" 2>&1 || { fail "fio verify on the spare: $(tail -3 "$T_DIR/fio.out")"; return 1; }
+	fill5 --verify_only || { fail "fio verify on the spare: $(tail -3 "$T_DIR/fio.out")"; return 1; }
 	rm_array rraid0
 }
 
