@@ -402,7 +402,13 @@ run_row() {
 	rm -f "$B"/val.*
 	RUNTIME=$BASE_RUNTIME
 	[ "$R_TARGET" != - ] && RUNTIME=$TARGET_RUNTIME
-	export RUNTIME RAMP SIZE="${SIZE_MIB}M" BS="$R_BS" QD="$R_QD" JOBS="$R_JOBS"
+	BS=$R_BS
+	# BS=stripe: one stripe's data, chunk x data members (RAID 4/5/6).
+	if [ "$BS" = stripe ]; then
+		case $R_LEVEL in 4 | 5) nd=$((R_MEMBERS - 1)) ;; 6) nd=$((R_MEMBERS - 2)) ;; *) nd=1 ;; esac
+		case $R_CHUNK in *K) BS=$((${R_CHUNK%K} * nd))k ;; *M) BS=$((${R_CHUNK%M} * nd))m ;; *) BS=1m ;; esac
+	fi
+	export RUNTIME RAMP SIZE="${SIZE_MIB}M" BS QD="$R_QD" JOBS="$R_JOBS"
 	REGION=$((SIZE_MIB / R_JOBS))M
 	export REGION
 	if [ "$R_VARS" != - ]; then
