@@ -34,7 +34,7 @@ use crate::sys::workqueue::QueueRef;
 use crate::sys::BlkStatus;
 use control::attrs::Dirs;
 use control::members::Spare;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use io::Piece;
 use kernel::{
     c_str, new_mutex,
@@ -171,6 +171,9 @@ pub struct Array {
     pub(crate) started: AtomicU64,
     /// Large requests that found no other in flight since the last one that did (see `io`).
     lone_large: AtomicU32,
+    /// Per hardware queue (one per CPU), the tick of its last read or write request: whether
+    /// some CPU has no submitter of its own to keep busy (see `io`).
+    submit_tick: KVec<AtomicUsize>,
     #[pin]
     bioset: BioSet<Piece>,
     /// Bios of the sync thread's mirror windows. Kept for the array's life: a set per job
@@ -241,6 +244,12 @@ impl Array {
             (1u64 << members.len()) - 1
         };
         let page = Page::alloc_page(GFP_KERNEL)?;
+        let cpus = crate::sys::nr_cpus();
+        let mut submit_tick = KVec::with_capacity(cpus, GFP_KERNEL)?;
+        let long_ago = crate::sys::jiffies().wrapping_sub(io::SUBMITTER_TICKS + 1);
+        for _ in 0..cpus {
+            submit_tick.push(AtomicUsize::new(long_ago), GFP_KERNEL)?;
+        }
         Arc::pin_init(
             try_pin_init!(Self {
                 name,
@@ -253,6 +262,7 @@ impl Array {
                 rw_reqs: AtomicU32::new(0),
                 started: AtomicU64::new(0),
                 lone_large: AtomicU32::new(0),
+                submit_tick,
                 bioset <- BioSet::new(BIOSET_POOL, false),
                 sync_bioset <- BioSet::new(SYNC_BIOSET_POOL, true),
                 repair_page <- new_mutex!(page, "rraid::repair_page"),

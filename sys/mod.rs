@@ -233,6 +233,13 @@ pub fn nr_cpus() -> usize {
     unsafe { bindings::nr_cpu_ids as usize }
 }
 
+/// The tick count (`jiffies`): a cheap clock for hints that may be a tick or two stale.
+pub fn jiffies() -> usize {
+    // SAFETY: `jiffies` is a word the timer tick updates; a volatile read is C's
+    // `READ_ONCE(jiffies)`, and a torn value cannot occur for an aligned word.
+    unsafe { core::ptr::read_volatile(&raw const bindings::jiffies) as usize }
+}
+
 /// Fills `buf` with random bytes (UUIDs of arrays and devices).
 pub fn random_bytes(buf: &mut [u8]) {
     // SAFETY: `buf` is valid for writes of its length; the call may be made from any context.

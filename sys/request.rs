@@ -137,6 +137,12 @@ impl<T: 'static> InflightRequest<T> {
         unsafe { (*(*self.rq.as_ptr()).mq_hctx).driver_data }
     }
 
+    /// The index of the hardware queue the request was issued on (one per CPU, see `disk.rs`).
+    pub fn hw_queue(&self) -> usize {
+        // SAFETY: A started request's `mq_hctx` is valid until the request is freed.
+        unsafe { (*(*self.rq.as_ptr()).mq_hctx).queue_num as usize }
+    }
+
     /// First sector of the request.
     pub fn sector(&self) -> u64 {
         // SAFETY: Valid by the type invariant; the position is fixed while the driver owns it.

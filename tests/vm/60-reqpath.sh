@@ -81,13 +81,28 @@ rp_depth1() {
 	e2fsck -fn /dev/rraid0 || { fail "e2fsck"; return 1; }
 }
 
+# rp_reads WHAT FIO-ARGS...: reads /dev/rraid0 with fio (direct, sequential unless FIO-ARGS say
+# otherwise) while tracing $members; sets total (member reads) and byfio (those fio's tasks sent).
+rp_reads() {
+	what=$1
+	shift
+	bio_trace_on $members || return 1
+	fio --filename=/dev/rraid0 --direct=1 --rw=read "$@" >/dev/null ||
+		{ bio_trace_off /tmp/tr; fail "fio: $what"; return 1; }
+	bio_trace_off /tmp/tr
+	total=$(awk '$2 ~ /R/' /tmp/tr | wc -l)
+	byfio=$(awk '$2 ~ /R/ && $5 == "fio"' /tmp/tr | wc -l)
+	note "$what: member bios $total, sent by fio's task: $byfio"
+}
+
 # rp_inline LEVEL: requests issued one at a time (psync) are mapped in queue_rq, inside
 # submit_bio: fio's own task sends the member bios, as md's would, not a worker; data verified.
 # RAID 5/6 map only reads there (writes gather in the stripe cache on the worker): only their
 # member reads are counted. Requests over 32 KiB go to the worker while another request is in
 # flight and the worker is idle (its copy on a bio-based member then runs beside the submitter):
 # 64K reads one at a time must be sent by fio's task, and at depth 16 the worker must take a
-# share (at least 1 in 8; a lone submitter's probes alone would be 1 in 64).
+# share (at least 1 in 8; a lone submitter's probes alone would be 1 in 64), unless every CPU has
+# a submitter of its own.
 rp_inline() {
 	lvl=$1
 	set -- $DISKS
@@ -115,27 +130,24 @@ rp_inline() {
 	[ "$total" -ge 4096 ] || { fail "the trace saw $total member bios ($rw) of at least 4096"; return 1; }
 	[ $((byfio * 10)) -ge $((total * 9)) ] ||
 		{ fail "fio's task sent $byfio of $total member bios ($rw): requests went to the worker"; return 1; }
-	bio_trace_on $members || return 1
-	fio --name=big --filename=/dev/rraid0 --ioengine=psync --direct=1 --rw=read --bs=64k \
-		--size=16M >/dev/null || { bio_trace_off /tmp/tr; fail "fio psync 64K read"; return 1; }
-	bio_trace_off /tmp/tr
-	total=$(awk '$2 ~ /R/' /tmp/tr | wc -l)
-	byfio=$(awk '$2 ~ /R/ && $5 == "fio"' /tmp/tr | wc -l)
-	note "64K reads at depth 1: member bios $total, sent by fio's task: $byfio"
+	rp_reads "64K reads at depth 1" --name=big --ioengine=psync --bs=64k --size=16M || return 1
 	[ "$total" -ge 256 ] || { fail "the trace saw $total member reads for 16 MiB in 64K reads"; return 1; }
 	[ $((byfio * 10)) -ge $((total * 9)) ] ||
 		{ fail "fio's task sent $byfio of $total member reads of lone 64K requests"; return 1; }
-	bio_trace_on $members || return 1
-	fio --name=deep --filename=/dev/rraid0 --ioengine=libaio --iodepth=16 --direct=1 --rw=read \
-		--bs=64k --size=16M --loops=4 >/dev/null ||
-		{ bio_trace_off /tmp/tr; fail "fio libaio 64K read"; return 1; }
-	bio_trace_off /tmp/tr
-	total=$(awk '$2 ~ /R/' /tmp/tr | wc -l)
-	byfio=$(awk '$2 ~ /R/ && $5 == "fio"' /tmp/tr | wc -l)
-	note "64K reads at depth 16: member bios $total, sent by fio's task: $byfio"
+	rp_reads "64K reads at depth 16" --name=deep --ioengine=libaio --iodepth=16 --bs=64k \
+		--size=16M --loops=4 || return 1
 	[ "$total" -ge 1024 ] || { fail "the trace saw $total member reads for 64 MiB in 64K reads"; return 1; }
 	[ $(((total - byfio) * 8)) -ge "$total" ] ||
 		{ fail "fio's task sent $byfio of $total member reads of 64K requests at depth 16"; return 1; }
+	# Two submitters per CPU, each one request at a time: requests overlap, but no CPU is free
+	# for the worker, so the submitters' own tasks send the member bios (a hand-off there cost
+	# 1.4 context switches per request and overlapped nothing). Job starts and ends leave a
+	# CPU without a submitter for a moment: 80 %, not 90.
+	rp_reads "64K reads, two jobs per CPU" --name=many --ioengine=libaio --iodepth=1 \
+		--rw=randread --bs=64k --size=16M --loops=2 --numjobs=$(($(nproc) * 2)) || return 1
+	[ "$total" -ge 1024 ] || { fail "the trace saw $total member reads for 4 jobs' 32 MiB"; return 1; }
+	[ $((byfio * 10)) -ge $((total * 8)) ] ||
+		{ fail "fio's tasks sent $byfio of $total member reads with a submitter on every CPU"; return 1; }
 }
 
 # rp_inline_rderr LEVEL: a read mapped in queue_rq that fails on its member (null_blk bad
