@@ -1,14 +1,17 @@
 #!/bin/sh
-# Guest side of `make profile` (scripts/profile): where the 4K random path spends its CPU, rraid
+# Guest side of `make profile` (scripts/profile): where the random I/O path spends its CPU, rraid
 # against md in one boot. RAID0 (4 brd members, chunk 64K) and RAID1 (2 brd members) of each;
-# for each array, 4K random read and write at QD 32 under fio, with system-wide CPU time from
-# /proc/stat (kernel time per I/O: system + irq + softirq), a perf cpu-clock profile of the
+# for each array, random read and write (4K at QD 32 unless set below) under fio, with CPU time
+# from /proc/stat (kernel time per I/O: system + irq + softirq), a perf cpu-clock profile of the
 # kernel during the job, and from it the CPU time per I/O by part (block layer, driver, brd, the
 # rest, idle). Figures are emulated (TCG): compare rraid with md only.
 # PROFILE_LEVEL=5 or 6 profiles RAID 5 or 6 instead (4 brd members, chunk 64K; md with
-# group_thread_cnt = vCPUs, its faster setting here).
+# group_thread_cnt = vCPUs, its faster setting here). PROFILE_BS_KIB (4) and PROFILE_QD (32) set
+# the jobs' block size in KiB and queue depth: at QD 1 every microsecond of a path is latency.
 . "${RRAID_LIB:-/rraid/lib.sh}"
 RUNTIME=${PROFILE_RUNTIME:-8}
+BS_KIB=${PROFILE_BS_KIB:-4}
+QD=${PROFILE_QD:-32}
 
 die() { echo "profile: FAILED: $*"; dmesg | tail -30; exit 1; }
 
@@ -65,8 +68,8 @@ for dev in $DEVS; do
 		perf record -a -e cpu-clock -F 997 -g -o /tmp/perf.$dev.$rw -- sleep $((RUNTIME - 1)) \
 			>/dev/null 2>&1 &
 		pp=$!
-		fio --name=p --filename=/dev/$dev --ioengine=libaio --direct=1 --rw=$rw --bs=4k \
-			--iodepth=32 --time_based --runtime=$RUNTIME --randrepeat=0 --norandommap \
+		fio --name=p --filename=/dev/$dev --ioengine=libaio --direct=1 --rw=$rw --bs=${BS_KIB}k \
+			--iodepth=$QD --time_based --runtime=$RUNTIME --randrepeat=0 --norandommap \
 			--output-format=terse --terse-version=3 >/tmp/p.terse 2>/tmp/p.err ||
 			{ cat /tmp/p.err; die "fio $rw on $dev"; }
 		wait $pp
@@ -77,7 +80,7 @@ for dev in $DEVS; do
 		randread) kib=$(cut -d';' -f6 /tmp/p.terse) iops=$(cut -d';' -f8 /tmp/p.terse) ;;
 		*) kib=$(cut -d';' -f47 /tmp/p.terse) iops=$(cut -d';' -f49 /tmp/p.terse) ;;
 		esac
-		ios=$((kib / 4))
+		ios=$((kib / BS_KIB))
 		[ "$ios" -gt 0 ] || die "fio $rw on $dev moved nothing"
 		echo "$ios" >/tmp/ios.$dev.$rw
 		awk -v k=$((k1 - k0)) -v b=$((b1 - b0)) -v n="$ios" -v hz="$hz" -v d=$dev -v j=$rw -v i="$iops" \
@@ -90,7 +93,7 @@ done
 # the brd members' copies, the rest (fio, the syscalls, bio and page handling) and idle. perf
 # records RUNTIME - 1 of fio's RUNTIME seconds at 997 Hz on each CPU.
 echo
-echo "== CPU time per I/O by part, in µs (perf cpu-clock self time over fio's I/Os)"
+echo "== CPU time per I/O by part (${BS_KIB}K, QD $QD), in µs (perf cpu-clock self time over fio's I/Os)"
 printf '%-8s %-10s %8s %8s %8s %8s %8s\n' array job block driver brd other idle
 for dev in $DEVS; do
 	for rw in randread randwrite; do
@@ -106,6 +109,19 @@ for dev in $DEVS; do
 			  t[c] += n }
 			END { k = 1e6 / 997 / (ios * (rt - 1) / rt)
 			  printf "%-8s %-10s %8.1f %8.1f %8.1f %8.1f %8.1f\n", d, j, t["block"] * k, t["driver"] * k, t["brd"] * k, t["other"] * k, t["idle"] * k }'
+	done
+done
+# The block layer's share by symbol: which part of a request (tag, start, accounting, end)
+# costs what, in µs per I/O.
+for dev in $DEVS; do
+	for rw in randread randwrite; do
+		echo
+		echo "== $dev $rw: block layer symbols, µs per I/O"
+		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none -n --stdio 2>/dev/null |
+			grep -v '^#' | grep '%' |
+			awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" '
+			$NF ~ /^_*blk_|^sbitmap/ { printf "%8.2f  %s\n", $2 * 1e6 / 997 / (ios * (rt - 1) / rt), $NF }' |
+			sort -rn | head -12
 	done
 done
 for dev in $DEVS; do
