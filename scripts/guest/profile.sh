@@ -111,17 +111,23 @@ for dev in $DEVS; do
 			  printf "%-8s %-10s %8.1f %8.1f %8.1f %8.1f %8.1f\n", d, j, t["block"] * k, t["driver"] * k, t["brd"] * k, t["other"] * k, t["idle"] * k }'
 	done
 done
-# The block layer's share by symbol: which part of a request (tag, start, accounting, end)
-# costs what, in µs per I/O.
-for dev in $DEVS; do
-	for rw in randread randwrite; do
-		echo
-		echo "== $dev $rw: block layer symbols, µs per I/O"
-		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none -n --stdio 2>/dev/null |
-			grep -v '^#' | grep '%' |
-			awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" '
-			$NF ~ /^_*blk_|^sbitmap/ { printf "%8.2f  %s\n", $2 * 1e6 / 997 / (ios * (rt - 1) / rt), $NF }' |
-			sort -rn | head -12
+# The block layer's and the driver's shares by symbol, in µs per I/O: which part of a request
+# (tag, plug flush, start, time stamps, end) and of the driver's own path costs what.
+for part in block driver; do
+	case $part in
+	block) re='^_*blk_|^sbitmap' ;;
+	*) re='rraid|^(md_|raid0|raid1|raid5|raid6|raid10|r5|r10|ops_run|handle_stripe|xor_|async_)' ;;
+	esac
+	for dev in $DEVS; do
+		for rw in randread randwrite; do
+			echo
+			echo "== $dev $rw: $part symbols, µs per I/O"
+			perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none -n --stdio 2>/dev/null |
+				grep -v '^#' | grep '%' |
+				awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" -v re="$re" '
+				$NF ~ re { printf "%8.2f  %s\n", $2 * 1e6 / 997 / (ios * (rt - 1) / rt), $NF }' |
+				sort -rn | head -12
+		done
 	done
 done
 for dev in $DEVS; do
