@@ -650,7 +650,8 @@ impl Array {
     /// [`DEEP_EXIT`] after the last that did. Past that the submitter is taken to issue one at
     /// a time, and only every [`DEEP_PROBE`]th goes to the worker: members that complete in the
     /// submitter's context (brd) end an inline request before the next arrives, so only a
-    /// request on the worker can show that the submitter had more to send. The counts are racy hints, never a correctness matter.
+    /// request on the worker can show that the submitter had more to send. The counts are racy
+    /// hints, never a correctness matter.
     fn large_to_worker(&self, rq: &InflightRequest<Array>, worker_busy: bool) -> bool {
         let n = if self.rw_reqs.load(Ordering::Relaxed) > 1 {
             self.lone_large.store(0, Ordering::Relaxed);

@@ -92,6 +92,10 @@ done
 # driver's own code (rraid's symbols; md's md_*, raid*, r5*, its xor_* and raid6_* parity),
 # the brd members' copies, the rest (fio, the syscalls, bio and page handling) and idle. perf
 # records RUNTIME - 1 of fio's RUNTIME seconds at 997 Hz on each CPU.
+# Symbols of the block layer (for rraid, blk-mq's request) and of the driver itself (rraid's;
+# md's core, levels and parity).
+BLOCK_RE='^_*blk_|^sbitmap'
+DRIVER_RE='rraid|^(md_|raid0|raid1|raid5|raid6|raid10|r5|r10|ops_run|handle_stripe|xor_|async_)'
 echo
 echo "== CPU time per I/O by part (${BS_KIB}K, QD $QD), in µs (perf cpu-clock self time over fio's I/Os)"
 printf '%-8s %-10s %8s %8s %8s %8s %8s\n' array job block driver brd other idle
@@ -99,11 +103,12 @@ for dev in $DEVS; do
 	for rw in randread randwrite; do
 		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none -n --stdio 2>/dev/null |
 			grep -v '^#' | grep '%' |
-			awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" -v d=$dev -v j=$rw '
+			awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" -v d=$dev -v j=$rw \
+				-v bre="$BLOCK_RE" -v dre="$DRIVER_RE" '
 			{ n = $2; s = $NF
 			  if (s ~ /halt|default_idle|cpu_idle/) c = "idle"
-			  else if (s ~ /rraid/ || s ~ /^(md_|raid0|raid1|raid5|raid6|raid10|r5|r10|ops_run|handle_stripe|xor_|async_)/) c = "driver"
-			  else if (s ~ /^_*blk_|^sbitmap/) c = "block"
+			  else if (s ~ dre) c = "driver"
+			  else if (s ~ bre) c = "block"
 			  else if (s ~ /^brd_/) c = "brd"
 			  else c = "other"
 			  t[c] += n }
@@ -114,10 +119,8 @@ done
 # The block layer's and the driver's shares by symbol, in µs per I/O: which part of a request
 # (tag, plug flush, start, time stamps, end) and of the driver's own path costs what.
 for part in block driver; do
-	case $part in
-	block) re='^_*blk_|^sbitmap' ;;
-	*) re='rraid|^(md_|raid0|raid1|raid5|raid6|raid10|r5|r10|ops_run|handle_stripe|xor_|async_)' ;;
-	esac
+	re=$BLOCK_RE
+	[ $part = driver ] && re=$DRIVER_RE
 	for dev in $DEVS; do
 		for rw in randread randwrite; do
 			echo
