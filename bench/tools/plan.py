@@ -20,6 +20,10 @@ Each job file is an ordinary fio job file that takes its parameters from the env
                         filter, members=default / chunk=default mean the level's default
   @target FILTER ratio=R [runs=N] [by=WHO]
                         the rraid/md target of the matching rows (and their minimum run count)
+  @md-gt FILTER|none    RAID 4/5/6 rows that also measure md with group_thread_cnt = vCPUs (impl
+                        md-gt; the better md figure counts). Without it every such row does; none:
+                        no row (healthy reads go round md's stripe cache, chunk_aligned_read, so
+                        the threads change nothing and a second md sample only favours md)
   @member-kind brd|nullb
   @mbps N               null_blk bandwidth cap per member (MiB/s)
   @baseline member      also measure one bare member (impl "member")
@@ -33,7 +37,7 @@ Each job file is an ordinary fio job file that takes its parameters from the env
 
 Output (stdout): one plan line per row, space-separated, '-' for empty:
   key job workload level members chunk bs qd jobs variant kind member_mib mbps degraded metric
-  target minruns est_s vars smokegroup baseline slices sample
+  target minruns est_s vars smokegroup baseline slices sample md_gt
 Estimate and counts go to stderr (or --describe).
 """
 import argparse
@@ -59,7 +63,7 @@ def parse_job(path):
     d = {"file": path, "job": os.path.basename(path)[:-4], "vary": [], "fixed": {},
          "default": [], "full": [], "target": [], "members": {}, "chunks": {}, "degraded": {},
          "kind": "brd", "mbps": 0, "baseline": "-", "slices": 0, "sample": "-",
-         "pattern": "-", "runtime": None, "min_runtime": None, "ramp": None, "metric": "bw", "title": None, "levels": []}
+         "pattern": "-", "md_gt": None, "runtime": None, "min_runtime": None, "ramp": None, "metric": "bw", "title": None, "levels": []}
     for line in open(path):
         m = re.match(r"^;\s*@([a-z-]+)\s*(.*?)\s*$", line)
         if not m:
@@ -95,6 +99,8 @@ def parse_job(path):
                  "runs": int(f.pop("runs", ["3"])[0]),
                  "by": f.pop("by", ["-"])[0]}
             d["target"].append((f, t))
+        elif k == "md-gt":
+            d["md_gt"] = [] if v == "none" else (d["md_gt"] or []) + [parse_filter(v)]
         elif k == "member-kind":
             d["kind"] = v
         elif k == "mbps":
@@ -232,7 +238,7 @@ def member_mib(row, job, args):
     return max(8, min(args.member_mib, args.brd_budget_mib // (2 * row["members"])))
 
 
-def estimate(row, job, args, runs, has_target):
+def estimate(row, job, args, runs, has_target, md_gt):
     rt = job["runtime"] if job["runtime"] is not None else args.runtime
     ramp = job["ramp"] if job["ramp"] is not None else args.ramp
     if has_target:
@@ -241,9 +247,7 @@ def estimate(row, job, args, runs, has_target):
             rt = args.target_runtime
     if job["min_runtime"] is not None:
         rt = max(rt, job["min_runtime"])
-    impls = 2
-    if row["level"] in (4, 5, 6):
-        impls = 3  # md with and without group_thread_cnt
+    impls = 3 if md_gt else 2  # md with and without group_thread_cnt
     if job["baseline"] != "-":
         impls += 1
     if job["slices"]:
@@ -263,7 +267,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--runtime", type=float, default=3)
     ap.add_argument("--target-runtime", type=float, default=None)
-    ap.add_argument("--ramp", type=float, default=1)
+    ap.add_argument("--ramp", type=float, default=0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--overhead", type=float, default=0.9,
                     help="seconds per measurement beyond runtime+ramp (section start, snapshots) under TCG")
@@ -328,7 +332,9 @@ def main():
             if job["ramp"] is not None and target == "-" and args.mode != "smoke":
                 fv.append(f"RAMP={job['ramp']}")
             fio_vars = ",".join(fv) or "-"
-            est = estimate(r, job, args, minruns, target != "-")
+            gt = r["level"] in (4, 5, 6) and (
+                job["md_gt"] is None or any(matches(f, r, False) for f in job["md_gt"]))
+            est = estimate(r, job, args, minruns, target != "-", gt)
             mib = member_mib(r, job, args)
             deg = job["degraded"].get(r["level"], [0])[0] if job["degraded"] else 0
             fields = [key, job["job"], job["job"], r["level"], r["members"], r["chunk"],
@@ -336,7 +342,7 @@ def main():
                       job["kind"], mib, job["mbps"], deg, job["metric"],
                       target, minruns, int(round(est)), fio_vars,
                       job["job"] if args.mode == "smoke" else "-",
-                      job["baseline"], job["slices"], job["sample"]]
+                      job["baseline"], job["slices"], job["sample"], int(gt)]
             lines.append(" ".join(str(x) for x in fields))
             gk = (r["level"], r["members"], r["chunk"], job["kind"], mib, job["mbps"], deg,
                   v.get("SIZES", "-"))

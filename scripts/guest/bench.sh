@@ -4,12 +4,14 @@
 # in $B/jobs/*.fio and the plan in $B/plan, made by bench/tools/plan.py from the job files).
 #
 # One plan line per row (see plan.py): key job workload level members chunk bs qd jobs variant
-# kind member_mib mbps degraded metric target minruns est vars smokegroup baseline slices sample.
+# kind member_mib mbps degraded metric target minruns est vars smokegroup baseline slices sample
+# md_gt.
 # Rows come sorted by array configuration; each configuration is set up once: two identical sets
 # of members (brd, or null_blk capped at `mbps` MiB/s), rraid over the first, md over the second,
 # same level, member count and chunk. Then, for each row, the row's fio job runs on rraid and on
 # md alternately (ABBA order), BENCH_RUNS times, BENCH_MORE times when the median ratio
-# rraid/md lies within BENCH_NEAR percent of the row's target. A level or configuration that rraid
+# rraid/md lies within BENCH_NEAR percent of the row's target and the runs so far differ by more
+# than BENCH_TIGHT percent. A level or configuration that rraid
 # refuses with EINVAL is reported "n/a", never measured.
 #
 # Output protocol (parsed by scripts/bench; any other line is log):
@@ -25,10 +27,12 @@ B=${B:-/tmp/bench}
 MODE=${BENCH_MODE:-default}
 BASE_RUNTIME=${BENCH_RUNTIME:-3}
 TARGET_RUNTIME=${BENCH_TARGET_RUNTIME:-$BASE_RUNTIME}
-RAMP=${BENCH_RAMP:-1}
+BASE_RAMP=${BENCH_RAMP:-0}
+RAMP=$BASE_RAMP
 RUNS=${BENCH_RUNS:-3}
 MORE=${BENCH_MORE:-5}
 NEAR=${BENCH_NEAR:-5}
+TIGHT=${BENCH_TIGHT:-2}
 FILL=${BENCH_FILL:-1}
 NCPU=$(nproc)
 HZ=100
@@ -397,10 +401,14 @@ configure() {
 # --- rows ------------------------------------------------------------------------------------
 
 # run_row: measures the current row (R_* set): RUNS runs, MORE when the median ratio lies within
-# NEAR percent of the row's target. Sets ROW_STATUS, ROW_NOTE, med and run.
+# NEAR percent of the row's target, unless the runs' ratios lie within TIGHT percent of each other
+# (more runs would not move such a median by more than that). Sets ROW_STATUS, ROW_NOTE, med and
+# run.
 run_row() {
 	rm -f "$B"/val.*
-	RUNTIME=$BASE_RUNTIME
+	# Every row starts from the run's settings: a job's own RAMP (IOMeter's 0), exported below,
+	# held for every later row until 2026-12 (the runs since c0e65e6 had no ramp).
+	RUNTIME=$BASE_RUNTIME RAMP=$BASE_RAMP
 	[ "$R_TARGET" != - ] && RUNTIME=$TARGET_RUNTIME
 	BS=$R_BS
 	# BS=stripe: one stripe's data, chunk x data members (RAID 4/5/6).
@@ -420,7 +428,7 @@ run_row() {
 		SLICE_MIB=$((SIZE_B / R_SLICES / 1048576))
 	fi
 	IMPLS_MD=md
-	case $R_LEVEL in 4 | 5 | 6) [ -w /sys/block/md0/md/group_thread_cnt ] && IMPLS_MD="md md-gt" ;; esac
+	[ "$R_MDGT" = 1 ] && [ -w /sys/block/md0/md/group_thread_cnt ] && IMPLS_MD="md md-gt"
 	need=$R_MINRUNS
 	done_runs=0 bad=0
 	ROW_STATUS=ok ROW_NOTE=
@@ -439,8 +447,9 @@ run_row() {
 			"$B/val.rraid" "$B/val.md" $([ -f "$B/val.md-gt" ] && echo "$B/val.md-gt") >"$B/val.ratio"
 		if [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ]; then
 			med=$(median "$B/val.ratio")
-			if awk -v m="$med" -v t="$R_TARGET" -v n="$NEAR" 'BEGIN { d = m / t - 1; if (d < 0) d = -d; exit !(d * 100 <= n) }'; then
-				echo "bench: $R_KEY: median ratio $med within ${NEAR}% of target $R_TARGET: $MORE runs"
+			if awk -v m="$med" -v t="$R_TARGET" -v n="$NEAR" 'BEGIN { d = m / t - 1; if (d < 0) d = -d; exit !(d * 100 <= n) }' &&
+				sort -n "$B/val.ratio" | awk -v m="$med" -v w="$TIGHT" 'NR == 1 { lo = $1 } { hi = $1 } END { exit !((hi - lo) * 100 > w * m) }'; then
+				echo "bench: $R_KEY: median ratio $med within ${NEAR}% of target $R_TARGET, runs over ${TIGHT}% apart: $MORE runs"
 				need=$MORE
 			fi
 		fi
@@ -466,7 +475,7 @@ info "Linux $(uname -r), $NCPU vCPUs under QEMU TCG, $(awk '/MemTotal/ { print i
 if [ "$MODE" = smoke ]; then
 	info "mode smoke: each job file once, fio libaio direct=1, ${BASE_RUNTIME}s on rraid and on md; figures mean nothing"
 else
-	info "mode $MODE: fio libaio direct=1, ${BASE_RUNTIME}s per measurement (${TARGET_RUNTIME}s on rows with a target; +${RAMP}s ramp), $RUNS runs alternating rraid/md ($MORE when within ${NEAR}% of a target); figures are emulated (TCG): only ratios in one boot mean anything"
+	info "mode $MODE: fio libaio direct=1, ${BASE_RUNTIME}s per measurement (${TARGET_RUNTIME}s on rows with a target; +${RAMP}s ramp), $RUNS runs alternating rraid/md ($MORE when within ${NEAR}% of a target and over ${TIGHT}% apart); figures are emulated (TCG): only ratios in one boot mean anything"
 fi
 
 # Which levels does rraid accept? Try each level the plan names on small brd members.
@@ -497,7 +506,7 @@ SMOKE_DONE=
 dmesg -c >/dev/null
 while read -r R_KEY R_JOB R_WORKLOAD R_LEVEL R_MEMBERS R_CHUNK R_BS R_QD R_JOBS R_VARIANT R_KIND \
 	R_MIB R_MBPS R_DEGRADED R_METRIC R_TARGET R_MINRUNS R_EST R_VARS R_SMOKE R_BASELINE \
-	R_SLICES R_SAMPLE; do
+	R_SLICES R_SAMPLE R_MDGT; do
 	row_i=$((row_i + 1))
 	if [ "$R_SMOKE" != - ]; then
 		case " $SMOKE_DONE " in *" $R_SMOKE "*) continue ;; esac
