@@ -11,8 +11,8 @@
 # same level, member count and chunk. Then, for each row, the row's fio job runs on rraid and on
 # md alternately (ABBA order), BENCH_RUNS times, BENCH_MORE times when the median ratio
 # rraid/md lies within BENCH_NEAR percent of the row's target and the runs so far differ by more
-# than BENCH_TIGHT percent. A level or configuration that rraid
-# refuses with EINVAL is reported "n/a", never measured.
+# than BENCH_TIGHT percent. A level or configuration that rraid refuses with EINVAL is reported
+# "n/a", never measured.
 #
 # Output protocol (parsed by scripts/bench; any other line is log):
 #   @@INFO text                    environment
@@ -406,8 +406,8 @@ configure() {
 # run.
 run_row() {
 	rm -f "$B"/val.*
-	# Every row starts from the run's settings: a job's own RAMP (IOMeter's 0), exported below,
-	# held for every later row until 2026-12 (the runs since c0e65e6 had no ramp).
+	# Every row starts from the run's settings: a job's own RAMP (IOMeter's 0) is exported below
+	# and would otherwise hold for every later row.
 	RUNTIME=$BASE_RUNTIME RAMP=$BASE_RAMP
 	[ "$R_TARGET" != - ] && RUNTIME=$TARGET_RUNTIME
 	BS=$R_BS
