@@ -107,7 +107,11 @@ impl Array {
                 );
                 // Linked once `reconfig` is released: linking takes the freezer lock, which a
                 // recovery holds while it takes `reconfig`.
-                self.put_back(dev, slot)?;
+                let devt = dev.devt();
+                if let Err(e) = self.put_back(dev, slot) {
+                    m.forget(devt);
+                    return Err(e);
+                }
                 drop(reconfig);
                 if let Some(d) = self.members.get(slot).and_then(|m| m.dev.get()) {
                     self.link_dev(&d);
@@ -125,10 +129,13 @@ impl Array {
         pr_info!("{}: added spare {}\n", self.name(), dev.name());
         self.link_dev(&dev);
         self.note(EV_STATE);
-        self.spares
-            .lock()
-            .put(Spare::new(dev))
-            .map_err(|_| (ENOMEM, "no memory"))?;
+        let devt = dev.devt();
+        if self.spares.lock().put(Spare::new(dev)).is_err() {
+            if let Some(m) = self.meta() {
+                m.forget(devt);
+            }
+            return Err((ENOMEM, "no memory"));
+        }
         // A new device is the change an aborted recovery waits for.
         self.sync().enable_auto();
         self.sync().want_kick();
@@ -235,6 +242,9 @@ impl Array {
                 .map(|s| s.dev),
         };
         drop(reconfig);
+        if let Some(m) = self.meta() {
+            m.forget(devt);
+        }
         // Unlinked (the array disk's `open_mutex`) and closed outside `reconfig` too.
         self.release_dev(gone);
         self.note(EV_STATE);

@@ -65,6 +65,9 @@ pub struct DevMeta {
     pub corrected: u32,
     /// The events its superblock holds on disk.
     pub sb_events: u64,
+    /// Its `dev_roles` entry as last written (or read): what the superblocks keep saying
+    /// while the device moves between its places (spares, a slot, a replacement).
+    pub role: u16,
 }
 
 impl DevMeta {
@@ -85,6 +88,7 @@ impl DevMeta {
             bblog_shift: sb.bblog_shift,
             corrected: sb.cnt_corrected_read,
             sb_events: sb.events,
+            role: sb.own_role(),
         }
     }
 }
@@ -221,6 +225,25 @@ impl Meta {
         if !self.raid0 {
             self.change.store(true, Ordering::Release);
         }
+    }
+
+    /// Drops device `devt`'s record: it left the array (`remove`), or never joined it. Until
+    /// then a device with a record and no place in the array is between places, and keeps it.
+    pub fn forget(&self, devt: u32) {
+        let mut i = self.inner.lock();
+        let mut devs = match KVec::with_capacity(i.devs.len(), GFP_KERNEL) {
+            Ok(v) => v,
+            // Kept: it is written nowhere, and its last role (a spare's or a faulty device's)
+            // stays in `dev_roles`, which is what md's keeps for a faulty one.
+            Err(_) => return,
+        };
+        for d in i.devs.iter().filter(|d| d.devt != devt) {
+            // Cannot fail: the capacity is there.
+            let _ = devs.push(*d, GFP_KERNEL);
+        }
+        i.devs = devs;
+        drop(i);
+        self.note_change();
     }
 
     /// Records device `devt`'s failfast flag in its `devflags`, for the next superblock write.
@@ -391,15 +414,14 @@ impl Meta {
             return 0;
         }
         i.raid0_done = self.raid0;
-        // Each device's role, once; devices that left the array lose their record, and their
-        // role with it.
-        let mut kept: KVec<(DevMeta, DevRole)> = KVec::new();
+        // Each device's role, once. A device between places (a spare joining, one taking a
+        // slot) has none for now: it keeps its last, and is written at the next update, which
+        // its move asks for. Only `forget` drops a record.
+        let mut roles: KVec<Option<DevRole>> = KVec::new();
         for d in i.devs.iter() {
-            if let Some(role) = role_of(array, d.devt) {
-                if kept.push((*d, role), GFP_KERNEL).is_err() {
-                    pr_err!("{}: no memory to write superblocks\n", array.name());
-                    return 1;
-                }
+            if roles.push(role_of(array, d.devt), GFP_KERNEL).is_err() {
+                pr_err!("{}: no memory to write superblocks\n", array.name());
+                return 1;
             }
         }
         let clean = i.clean_on_disk && !array.sync().needs_resync();
@@ -423,9 +445,10 @@ impl Meta {
         for r in i.sb.dev_roles.iter_mut() {
             *r = ROLE_SPARE;
         }
-        for (d, role) in kept.iter() {
-            if let Some(r) = i.sb.dev_roles.get_mut(d.dev_number as usize) {
-                *r = match *role {
+        let Inner { sb, devs, .. } = &mut *i;
+        for (d, role) in devs.iter_mut().zip(roles.iter()) {
+            if let Some(role) = role {
+                d.role = match *role {
                     DevRole::InSync(s) | DevRole::Recovering(s) | DevRole::Replacement(s) => {
                         s as u16
                     }
@@ -433,27 +456,31 @@ impl Meta {
                     DevRole::Faulty => ROLE_FAULTY,
                 };
             }
+            if let Some(r) = sb.dev_roles.get_mut(d.dev_number as usize) {
+                *r = d.role;
+            }
         }
-        let max_dev = kept
-            .iter()
-            .map(|(d, _)| d.dev_number + 1)
-            .max()
-            .unwrap_or(0);
+        let max_dev = devs.iter().map(|d| d.dev_number + 1).max().unwrap_or(0);
         if max_dev > i.sb.max_dev {
             i.sb.max_dev = max_dev;
         }
         let point = array.sync().rebuild_offset();
         let mut failed = 0;
-        for (d, role) in kept.iter_mut() {
-            let role = *role;
+        let Inner {
+            sb: asb,
+            devs,
+            events: ev,
+            buf,
+            ..
+        } = &mut *i;
+        for (d, role) in devs.iter_mut().zip(roles.iter()) {
+            let Some(role) = *role else { continue };
             if role == DevRole::Faulty
-                || !i
-                    .events
-                    .needs_write(d.sb_events, role == DevRole::Spare, nospares)
+                || !ev.needs_write(d.sb_events, role == DevRole::Spare, nospares)
             {
                 continue;
             }
-            let mut sb: Superblock = *i.sb;
+            let mut sb: Superblock = **asb;
             sb.feature_map &= FEATURE_RAID0_LAYOUT | FEATURE_BITMAP_OFFSET;
             sb.dev_number = d.dev_number;
             sb.device_uuid = d.uuid;
@@ -481,20 +508,12 @@ impl Meta {
                 }
                 _ => {}
             }
-            if write_one(array, &mut i.buf, &sb, d.devt).is_ok() {
+            if write_one(array, buf, &sb, d.devt).is_ok() {
                 d.sb_events = events;
             } else {
                 failed += 1;
             }
         }
-        // The kept records, with the events their superblocks now hold.
-        let mut devs = KVec::with_capacity(kept.len(), GFP_KERNEL).unwrap_or_default();
-        for (d, _) in kept.iter() {
-            if devs.push(*d, GFP_KERNEL).is_err() {
-                return failed + 1;
-            }
-        }
-        i.devs = devs;
         failed
     }
 
@@ -674,6 +693,7 @@ pub fn new_dev(
         bblog_shift: 0,
         corrected: 0,
         sb_events: 0,
+        role: ROLE_SPARE,
     }
 }
 

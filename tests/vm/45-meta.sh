@@ -341,6 +341,32 @@ replacement_resume() {
 	fio_check /dev/rraid0 --io_size=4M
 }
 
+# A spare added while the array keeps going clean and active (safe_mode_delay 10 ms, a write
+# every 25 ms, so superblocks are written about 80 times a second) gets its superblock: a
+# superblock write between the spare's record and its joining the array must not drop the record.
+spare_sb_race() {
+	set -- $(first 3 $DISKS)
+	mk rraid0 "level=1 assume-clean" "$1" "$2" || return 1
+	echo 0.010 >/sys/block/rraid0/rraid/safe_mode_delay || { fail "safe_mode_delay"; return 1; }
+	fio --name=w --filename=/dev/rraid0 --ioengine=psync --direct=1 --rw=randwrite --bs=4k \
+		--rate_iops=40 --time_based --runtime=120 >/dev/null 2>&1 &
+	fpid=$!
+	k=0 lost=0
+	while [ $k -lt 20 ]; do
+		dd if=/dev/zero of="$3" bs=4096 seek=1 count=1 oflag=direct conv=notrunc 2>/dev/null
+		echo "$3" >/sys/block/rraid0/rraid/new_dev || { kill $fpid; fail "new_dev $3"; return 1; }
+		sleep 0.3
+		m=$(dd if="$3" bs=4096 skip=1 count=1 iflag=direct 2>/dev/null | od -An -tx4 -N4 | tr -d ' ')
+		[ "$m" = a92b4efc ] || lost=$((lost + 1))
+		echo remove >"/sys/block/rraid0/rraid/dev-$(kname "$3")/state" ||
+			{ kill $fpid; fail "remove spare $3"; return 1; }
+		k=$((k + 1))
+	done
+	kill $fpid
+	wait $fpid
+	[ $lost = 0 ] || { fail "$lost of 20 spares got no superblock"; return 1; }
+}
+
 # Clean and active as md's: active (and recorded so) while writes come, clean again after
 # safe_mode_delay, events +1 then back.
 clean_active() {
@@ -431,6 +457,7 @@ t_run meta-md-degraded md_degraded
 t_run meta-bad-metadata bad_meta
 t_run meta-stale-member stale_member
 t_run meta-replacement-resume replacement_resume
+t_run meta-spare-sb-race spare_sb_race
 t_run meta-clean-active clean_active
 t_run meta-incremental incremental
 t_run meta-bad-create bad_create_meta
