@@ -33,6 +33,7 @@ RUNS=${BENCH_RUNS:-3}
 MORE=${BENCH_MORE:-5}
 NEAR=${BENCH_NEAR:-5}
 TIGHT=${BENCH_TIGHT:-2}
+RULE=${BENCH_RULE:-near}
 FILL=${BENCH_FILL:-1}
 NCPU=$(nproc)
 HZ=100
@@ -402,8 +403,9 @@ configure() {
 
 # run_row: measures the current row (R_* set): RUNS runs, MORE when the median ratio lies within
 # NEAR percent of the row's target, unless the runs' ratios lie within TIGHT percent of each other
-# (more runs would not move such a median by more than that). Sets ROW_STATUS, ROW_NOTE, med and
-# run.
+# (more runs would not move such a median by more than that). With RULE=gap (issue 19's), two
+# more runs at a time, up to MORE, while the runs' spread is wider than the median's distance to
+# the target. Sets ROW_STATUS, ROW_NOTE, med and run.
 run_row() {
 	rm -f "$B"/val.*
 	# Every row starts from the run's settings: a job's own RAMP (IOMeter's 0) is exported below
@@ -445,7 +447,14 @@ run_row() {
 				if (lat) { a = m[k] / r[k]; b = m99[k] / r99[k]; printf "%.4f\n", a < b ? a : b }
 				else if (m[k] > 0) printf "%.4f\n", r[k] / m[k] } }' \
 			"$B/val.rraid" "$B/val.md" $([ -f "$B/val.md-gt" ] && echo "$B/val.md-gt") >"$B/val.ratio"
-		if [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ]; then
+		if [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ] && [ "$RULE" = gap ]; then
+			med=$(median "$B/val.ratio")
+			if sort -n "$B/val.ratio" | awk -v m="$med" -v t="$R_TARGET" 'NR == 1 { lo = $1 } { hi = $1 } END { d = m - t; if (d < 0) d = -d; exit !(hi - lo > d) }'; then
+				need=$((need + 2))
+				[ "$need" -gt "$MORE" ] && need=$MORE
+				echo "bench: $R_KEY: runs spread wider than median ratio $med's distance to target $R_TARGET: $need runs"
+			fi
+		elif [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ]; then
 			med=$(median "$B/val.ratio")
 			if awk -v m="$med" -v t="$R_TARGET" -v n="$NEAR" 'BEGIN { d = m / t - 1; if (d < 0) d = -d; exit !(d * 100 <= n) }' &&
 				sort -n "$B/val.ratio" | awk -v m="$med" -v w="$TIGHT" 'NR == 1 { lo = $1 } { hi = $1 } END { exit !((hi - lo) * 100 > w * m) }'; then
@@ -475,7 +484,9 @@ info "Linux $(uname -r), $NCPU vCPUs under QEMU TCG, $(awk '/MemTotal/ { print i
 if [ "$MODE" = smoke ]; then
 	info "mode smoke: each job file once, fio libaio direct=1, ${BASE_RUNTIME}s on rraid and on md; figures mean nothing"
 else
-	info "mode $MODE: fio libaio direct=1, ${BASE_RUNTIME}s per measurement (${TARGET_RUNTIME}s on rows with a target; +${RAMP}s ramp), $RUNS runs alternating rraid/md ($MORE when within ${NEAR}% of a target and over ${TIGHT}% apart); figures are emulated (TCG): only ratios in one boot mean anything"
+	more_when="$MORE when within ${NEAR}% of a target and over ${TIGHT}% apart"
+	[ "$RULE" = gap ] && more_when="two more at a time, up to $MORE, while a row's spread is wider than its distance to the target"
+	info "mode $MODE: fio libaio direct=1, ${BASE_RUNTIME}s per measurement (${TARGET_RUNTIME}s on rows with a target; +${RAMP}s ramp), $RUNS runs alternating rraid/md ($more_when); figures are emulated (TCG): only ratios in one boot mean anything"
 fi
 
 # Which levels does rraid accept? Try each level the plan names on small brd members.
