@@ -447,17 +447,17 @@ run_row() {
 				if (lat) { a = m[k] / r[k]; b = m99[k] / r99[k]; printf "%.4f\n", a < b ? a : b }
 				else if (m[k] > 0) printf "%.4f\n", r[k] / m[k] } }' \
 			"$B/val.rraid" "$B/val.md" $([ -f "$B/val.md-gt" ] && echo "$B/val.md-gt") >"$B/val.ratio"
-		if [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ] && [ "$RULE" = gap ]; then
+		if [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ]; then
 			med=$(median "$B/val.ratio")
-			if sort -n "$B/val.ratio" | awk -v m="$med" -v t="$R_TARGET" 'NR == 1 { lo = $1 } { hi = $1 } END { d = m - t; if (d < 0) d = -d; exit !(hi - lo > d) }'; then
-				need=$((need + 2))
-				[ "$need" -gt "$MORE" ] && need=$MORE
-				echo "bench: $R_KEY: runs spread wider than median ratio $med's distance to target $R_TARGET: $need runs"
-			fi
-		elif [ "$R_TARGET" != - ] && [ "$need" -lt "$MORE" ]; then
-			med=$(median "$B/val.ratio")
-			if awk -v m="$med" -v t="$R_TARGET" -v n="$NEAR" 'BEGIN { d = m / t - 1; if (d < 0) d = -d; exit !(d * 100 <= n) }' &&
-				sort -n "$B/val.ratio" | awk -v m="$med" -v w="$TIGHT" 'NR == 1 { lo = $1 } { hi = $1 } END { exit !((hi - lo) * 100 > w * m) }'; then
+			spread=$(sort -n "$B/val.ratio" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print hi - lo }')
+			if [ "$RULE" = gap ]; then
+				if awk -v m="$med" -v t="$R_TARGET" -v s="$spread" 'BEGIN { d = m - t; if (d < 0) d = -d; exit !(s > d) }'; then
+					need=$((need + 2))
+					[ "$need" -gt "$MORE" ] && need=$MORE
+					echo "bench: $R_KEY: runs spread wider than median ratio $med's distance to target $R_TARGET: $need runs"
+				fi
+			elif awk -v m="$med" -v t="$R_TARGET" -v n="$NEAR" -v s="$spread" -v w="$TIGHT" \
+				'BEGIN { d = m / t - 1; if (d < 0) d = -d; exit !(d * 100 <= n && s * 100 > w * m) }'; then
 				echo "bench: $R_KEY: median ratio $med within ${NEAR}% of target $R_TARGET, runs over ${TIGHT}% apart: $MORE runs"
 				need=$MORE
 			fi
