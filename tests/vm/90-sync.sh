@@ -1090,13 +1090,14 @@ t_run sync-raid1-rebuild-onto-spare sync_rebuild "level=1" 1
 t_run sync-raid5-rebuild-onto-spare sync_rebuild "level=5 chunk=64K" 1
 t_run sync-raid6-rebuild-two-spares-cache-17 sync_rebuild "level=6 chunk=64K" 2 17
 t_run sync-raid10-n2-rebuild-onto-spare sync_rebuild "level=10 layout=n2 chunk=64K" 1
-t_run sync-raid10-o2-rebuild-onto-spare sync_rebuild "level=10 layout=o2 chunk=64K" 1
 t_run sync-raid6-resync-under-fio sync_parity_resync 6
 t_run sync-raid10-n2-resync-under-fio sync_parity_resync 10 n2
 t_run sync-raid6-check-repair sync_parity_check_repair 6 8
 t_run sync-raid10-o2-check-repair sync_parity_check_repair 10 128 o2
-# Further variants of the tests above (about 80 s): RRAID_FULL=1.
+# Further variants of the tests above (about 110 s): RRAID_FULL=1.
 if [ "${RRAID_FULL:-0}" = 1 ]; then
+	t_run sync-raid10-o2-rebuild-onto-spare sync_rebuild "level=10 layout=o2 chunk=64K" 1
+	t_run sync-raid1-n2-check-repair sync_check_repair 2
 	t_run sync-raid5-replace-races-writes sync_race "level=5 chunk=64K" replace
 	t_run sync-raid6-recover-races-writes sync_race "level=6 chunk=64K" recover
 	t_run sync-raid10-f2-rebuild-onto-spare sync_rebuild "level=10 layout=f2 chunk=64K" 1
@@ -1106,7 +1107,6 @@ if [ "${RRAID_FULL:-0}" = 1 ]; then
 fi
 t_run sync-raid1-resync-reads-agree sync_resync
 t_run sync-raid1-resync-under-fio sync_resync_fio
-t_run sync-raid1-n2-check-repair sync_check_repair 2
 t_run sync-raid1-n3-check-repair sync_check_repair 3
 t_run sync-throttle-speed-max sync_throttle
 t_run sync-raid5-rebuild-steps-aside-for-io sync_under_load
