@@ -951,6 +951,8 @@ snapshot() {
 	ls /sys/block/*/holders
 	for a in /sys/block/rraid*/rraid; do
 		[ -d "$a" ] || continue
+		# The member directories too: one whose state cannot be read still shows here.
+		ls "$a"
 		grep -H . "$a"/array_state "$a"/degraded "$a"/dev-*/state
 	done
 }

@@ -433,6 +433,80 @@ incremental() {
 	expect_err EBUSY "$RRAID_SYS/incremental" "$1"
 }
 
+# new_dev refused where only the superblock can tell: a device of exactly the member size has
+# no room for a 1.0 superblock at its end. ENOSPC with one "rraid:" line and nothing left
+# behind (bad_write's snapshot lists the member directories and holder links), twice: the
+# second must not trip over what the first left. Then a device with room joins.
+new_dev_no_room() {
+	set -- $DISKS
+	mk rraid0 "level=1 metadata=1.0 assume-clean" "$1" "$2" || return 1
+	cs=$(cat /sys/block/rraid0/rraid/component_size)
+	dm_linear tight "$3" $((cs * 2)) || return 1
+	for i in 1 2; do
+		expect_err ENOSPC /sys/block/rraid0/rraid/new_dev /dev/mapper/tight || return 1
+	done
+	[ "$(sysw /sys/block/rraid0/rraid/new_dev "$4")" = OK ] || { fail "new_dev $4 refused"; return 1; }
+	[ "$(cat "/sys/block/rraid0/rraid/dev-$(kname "$4")/state")" = spare ] ||
+		{ fail "$4 did not join as a spare"; return 1; }
+	rm_array rraid0
+}
+
+# Every allocation rraid makes for new_dev fails in turn: the N-th with rraid on the stack, slab
+# or page (the writing task's fail-nth), on an array with no spare yet, so that the spare list's
+# own allocation is among them. A refusal is ENOMEM with one "rraid:" line, and nothing is left:
+# no member directory, no holder link, and the device is not held (the next round opens it
+# again). A failure rraid rides out (a mempool's reserve, a holder link it goes without, as md
+# does) lets the device join; the sweep goes on over a new array. It ends at the first write
+# that makes fewer allocations than N.
+new_dev_faults() {
+	set -- $(fi_range)
+	[ -n "$2" ] || { fail "no rraid text symbols in /proc/kallsyms"; return 1; }
+	end=$(printf '%x' $((0x$2 + 65536)))
+	fi_setup failslab "$1" "$end" -1 || return 1
+	fi_setup fail_page_alloc "$1" "$end" -1 || return 1
+	# No random failures: only the writing task's N-th.
+	fi_off
+	set -- $DISKS
+	nd=/sys/block/rraid0/rraid/new_dev
+	mk rraid0 "level=1 assume-clean" "$1" "$2" || return 1
+	n=1 refused=0 ridden=0 r=
+	while [ $n -le 400 ]; do
+		snapshot >"$T_DIR/snap.before"
+		dmesg_mark "new_dev, allocation $n fails"
+		r=$(printf '%s\n' "$3" | FAIL_NTH=$n "$SYSFS_WRITE" "$nd")
+		case "$r" in
+		"OK missed") break ;;
+		"OK injected")
+			ridden=$((ridden + 1))
+			[ "$(cat "/sys/block/rraid0/rraid/dev-$(kname "$3")/state")" = spare ] ||
+				{ fail "allocation $n failed, new_dev said OK, but $3 is no spare"; return 1; }
+			rm_array rraid0 || return 1
+			mk rraid0 "level=1 assume-clean" "$1" "$2" || return 1
+			;;
+		"ENOMEM injected")
+			refused=$((refused + 1))
+			lines=$(rraid_lines)
+			snapshot >"$T_DIR/snap.after"
+			[ "$lines" -eq 1 ] ||
+				{ dmesg | grep '^rraid:'; fail "allocation $n failed: $lines 'rraid:' lines, expected 1"; return 1; }
+			cmp -s "$T_DIR/snap.before" "$T_DIR/snap.after" || {
+				diff "$T_DIR/snap.before" "$T_DIR/snap.after"
+				fail "allocation $n failed: new_dev was refused but left state behind"
+				return 1
+			}
+			;;
+		*) dmesg | grep '^rraid:'; fail "allocation $n failed: new_dev gave '$r'"; return 1 ;;
+		esac
+		n=$((n + 1))
+	done
+	[ "$r" = "OK missed" ] || { fail "new_dev still allocating after $n allocations"; return 1; }
+	note "new_dev makes $((n - 1)) allocations: $refused failures refused (ENOMEM), $ridden ridden out"
+	[ $refused -ge 3 ] || { fail "only $refused refusals: the faults did not reach rraid"; return 1; }
+	[ "$(cat "/sys/block/rraid0/rraid/dev-$(kname "$3")/state")" = spare ] ||
+		{ fail "$3 did not join at the end"; return 1; }
+	rm_array rraid0
+}
+
 # Create lines with bad metadata options are refused, nothing written.
 bad_create_meta() {
 	set -- $(first 2 $DISKS)
@@ -463,6 +537,8 @@ t_run meta-spare-sb-race spare_sb_race
 t_run meta-clean-active clean_active
 t_run meta-incremental incremental
 t_run meta-bad-create bad_create_meta
+t_run meta-new-dev-no-room new_dev_no_room
+t_run meta-new-dev-faults new_dev_faults
 # make test assembles md's RAID 5 in meta-md-dirty-resync (and checks it); the round trip through
 # md's RAID 5 takes over a minute here.
 if [ "${RRAID_FULL:-0}" = 1 ]; then
