@@ -17,11 +17,22 @@ impl<T> Slots<T> {
 
     /// Puts `x` in the first hole, or at the end.
     pub fn put(&mut self, x: T) -> Result {
-        match self.v.iter_mut().find(|e| e.is_none()) {
-            Some(hole) => *hole = Some(x),
-            None => self.v.push(Some(x), GFP_KERNEL)?,
+        self.try_put(x).map_err(|_| ENOMEM)
+    }
+
+    /// [`Slots::put`], handing `x` back when there is no memory for its place, so that the
+    /// caller can undo what it did for it.
+    pub fn try_put(&mut self, x: T) -> Result<(), T> {
+        if self.v.iter().all(Option::is_some) && self.v.push(None, GFP_KERNEL).is_err() {
+            return Err(x);
         }
-        Ok(())
+        match self.v.iter_mut().find(|e| e.is_none()) {
+            Some(hole) => {
+                *hole = Some(x);
+                Ok(())
+            }
+            None => Err(x),
+        }
     }
 
     /// Takes out the first element `f` accepts, leaving a hole.

@@ -138,8 +138,12 @@ impl ArrayAttrs {
             e.code
         })?;
         let added = self.array.open_spare(spec).and_then(|dev| {
+            let devt = dev.devt();
             self.array.add_member_dir(&dev)?;
-            self.array.add_spare(dev)
+            // Refused after all (no room for its superblock, no memory): its directory goes.
+            self.array
+                .add_spare(dev)
+                .inspect_err(|_| self.array.undo_member_dir(devt))
         });
         added.map_err(|(code, why)| {
             pr_err!("{}: new_dev {}: {}\n", name, spec, why);
@@ -503,6 +507,13 @@ impl Array {
         d.members
             .put((dev.devt(), dir))
             .map_err(|_| (ENOMEM, "no memory"))
+    }
+
+    /// Removes the directory of a device that did not join after all. Not from one of the
+    /// directory's own files (`new_dev` is the array's), so at once.
+    fn undo_member_dir(&self, devt: u32) {
+        let dir = self.dirs.lock().members.take(|(t, _)| *t == devt);
+        drop(dir);
     }
 
     /// Removes the directory of a device that left the array (`remove`), from a job: this

@@ -73,7 +73,14 @@ impl Array {
             }
             _ => return Err((EINVAL, "not MAJOR:MINOR or a device path")),
         }
-        .map_err(|e| (e, "cannot open the device (missing, or in use)"))?;
+        .map_err(|e| {
+            let why = if e == ENOMEM {
+                "no memory"
+            } else {
+                "cannot open the device (missing, or in use)"
+            };
+            (e, why)
+        })?;
         if self.role_of(dev.devt()).is_some() {
             return Err((EBUSY, "the device is in the array already"));
         }
@@ -123,19 +130,32 @@ impl Array {
                 return Ok(());
             }
             drop(reconfig);
-            m.add_dev(&dev, self.level.data_offset())
-                .map_err(|e| (e, "no room for its superblock or data"))?;
+            m.add_dev(&dev, self.level.data_offset()).map_err(|e| {
+                let why = if e == ENOSPC {
+                    "no room for its superblock or data"
+                } else if e == ENOMEM {
+                    "no memory"
+                } else {
+                    "cannot clear its old superblocks"
+                };
+                (e, why)
+            })?;
         }
-        pr_info!("{}: added spare {}\n", self.name(), dev.name());
         self.link_dev(&dev);
-        self.note(EV_STATE);
         let devt = dev.devt();
-        if self.spares.lock().put(Spare::new(dev)).is_err() {
+        let put = self.spares.lock().try_put(Spare::new(dev));
+        if let Err(sp) = put {
             if let Some(m) = self.meta() {
                 m.forget(devt);
             }
+            // Unlinked and closed, as a removed spare.
+            self.release_dev(Some(sp.dev));
             return Err((ENOMEM, "no memory"));
         }
+        self.with_dev(devt, |d| {
+            pr_info!("{}: added spare {}\n", self.name(), d.name())
+        });
+        self.note(EV_STATE);
         // A new device is the change an aborted recovery waits for.
         self.sync().enable_auto();
         self.sync().want_kick();
