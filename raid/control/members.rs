@@ -545,8 +545,17 @@ impl Array {
 
     fn finish_recovery_quiet(&self) {
         let _reconfig = self.reconfig.lock();
+        // The rebuilt slots go in sync before they stop recovering: a superblock written in
+        // between records them active, never faulty, and a member failing in between is seen
+        // by `fail_member` in one state or the other. One that failed while still recovering
+        // (only that bit was dropped) goes out of sync again.
+        let rebuilt = self.sync().recovering();
+        self.in_sync.fetch_or(rebuilt, Ordering::AcqRel);
         let (done, replaced) = self.sync().end_recovery();
-        self.in_sync.fetch_or(done, Ordering::AcqRel);
+        let failed = rebuilt & !done;
+        if failed != 0 {
+            self.in_sync.fetch_and(!failed, Ordering::AcqRel);
+        }
         for s in bits(replaced) {
             let Some(m) = self.members.get(s) else {
                 continue;
