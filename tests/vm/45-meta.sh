@@ -375,19 +375,33 @@ clean_active() {
 	expect_attr rraid0 array_state clean || return 1
 	expect_attr rraid0 safe_mode_delay 0.200 || return 1
 	expect_attr rraid0 metadata_version 1.2 || return 1
-	# A TCG guest on a busy host can hold a writer off for over 200 ms, which rightly marks the
-	# array clean mid-run (CI saw it once); one second of quiet is never a pause here.
-	echo 1 >/sys/block/rraid0/rraid/safe_mode_delay || { fail "safe_mode_delay 1"; return 1; }
+	# A TCG guest on a busy host can hold fio off for over a second, at its start or mid-run, and
+	# the array then rightly goes clean (CI saw both). So the write phase runs with 3 s of
+	# safe mode, waits for the array to go active rather than sleeping a fixed time, and the
+	# clean phase waits for clean rather than sleeping.
+	echo 3 >/sys/block/rraid0/rraid/safe_mode_delay || { fail "safe_mode_delay 3"; return 1; }
 	ev0=$(sbv "$1" Events)
 	fio --name=w --filename=/dev/rraid0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
-		--iodepth=4 --time_based --runtime=4 >/dev/null 2>&1 &
+		--iodepth=4 --time_based --runtime=120 >/dev/null 2>&1 &
 	fpid=$!
-	sleep 2
+	i=0
+	while [ "$(attr rraid0 array_state)" != active ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	# array_state goes active as the superblock write is queued; give that write time to land.
+	sleep 0.5
 	st=$(attr rraid0 array_state)
 	sbst=$(sbv "$1" State)
 	ev1=$(sbv "$1" Events)
+	kill $fpid 2>/dev/null
 	wait $fpid
-	sleep 2
+	i=0
+	while [ "$(attr rraid0 array_state)" != clean ] && [ $i -lt 150 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.5
 	st2=$(attr rraid0 array_state)
 	sbst2=$(sbv "$1" State)
 	ev2=$(sbv "$1" Events)
