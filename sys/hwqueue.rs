@@ -19,7 +19,7 @@
 use super::bio::{Bio, BioCtx, BioStack};
 use super::request::{InflightRequest, RequestChain, RequestList};
 use super::workqueue::QueueRef;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     bindings,
     prelude::*,
@@ -108,6 +108,9 @@ struct HwQueue<T: DiskOps> {
     bios: BioStack<T::Deferred>,
     /// Set by a kick, cleared as a run returns: whether the work item is queued or running.
     busy: AtomicBool,
+    /// The sector after the last request parked here, until a run has sent what it took
+    /// (then `u64::MAX`): a hint, read without ordering.
+    parked_end: AtomicU64,
     wq: QueueRef,
 }
 
@@ -136,6 +139,7 @@ impl<T: DiskOps> HwQueue<T> {
             rqs: RequestList::new(),
             bios: BioStack::new(),
             busy: AtomicBool::new(false),
+            parked_end: AtomicU64::new(u64::MAX),
             wq,
         })
     }
@@ -180,6 +184,7 @@ unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
     // `cancel_work_sync` in its drop has waited for this run.
     let hq = unsafe { &*work.cast::<HwQueue<T>>() };
     for _ in 0..WORK_ROUNDS {
+        let end = hq.parked_end.load(Ordering::Relaxed);
         let bios = hq.bios.take_all();
         let rqs = hq.rqs.take_all_fifo();
         if bios.is_empty() && rqs.is_empty() {
@@ -195,6 +200,10 @@ unsafe extern "C" fn hw_work<T: DiskOps>(work: *mut bindings::work_struct) {
         T::handle_round(rqs, &mut || hq.rqs.take_all_fifo());
         // SAFETY: Started above on this task.
         unsafe { bindings::blk_finish_plug(plug.as_mut_ptr()) };
+        // What this round took has gone to the members, unless a request parked since.
+        let _ = hq
+            .parked_end
+            .compare_exchange(end, u64::MAX, Ordering::Relaxed, Ordering::Relaxed);
     }
     // Anything parked after the last round found its list empty, so its push kicked the item,
     // whose pending bit is clear while this function runs: a new run follows. A kick racing
@@ -238,9 +247,16 @@ pub(super) unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
     let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };
     // Outside `submit_bio` (a caller's plug flushed, kblockd) a member bio submitted here
     // would go down into the member's queue before this returns: only the worker submits.
-    if super::in_submit_bio() && T::inline(&rq, hq.busy.load(Ordering::Relaxed)) {
+    // A request that starts where the last one parked here ended follows it to the worker
+    // until that has sent it: the last part of a bio blk-mq split, mapped here while the parts
+    // before it waited on the worker, reached the members first, which md never does (a member
+    // reading one chunk took its 4 KiB tail before its head).
+    let follows = rq.sector() == hq.parked_end.load(Ordering::Relaxed);
+    if !follows && super::in_submit_bio() && T::inline(&rq, hq.busy.load(Ordering::Relaxed)) {
         return bindings::BLK_STS_OK as bindings::blk_status_t;
     }
+    hq.parked_end
+        .store(rq.sector().wrapping_add(rq.sectors()), Ordering::Relaxed);
     if hq.rqs.push(rq) {
         hq.kick();
     }
