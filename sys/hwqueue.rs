@@ -108,8 +108,9 @@ struct HwQueue<T: DiskOps> {
     bios: BioStack<T::Deferred>,
     /// Set by a kick, cleared as a run returns: whether the work item is queued or running.
     busy: AtomicBool,
-    /// The sector after the last request parked here, until a run has sent what it took
-    /// (then `u64::MAX`): a hint, read without ordering.
+    /// The sector after the last request parked here because it could not be mapped in
+    /// `queue_rq`, until a run has sent what it took (then `u64::MAX`): a hint, read without
+    /// ordering.
     parked_end: AtomicU64,
     wq: QueueRef,
 }
@@ -247,16 +248,21 @@ pub(super) unsafe extern "C" fn queue_rq_trampoline<T: DiskOps>(
     let hq = unsafe { &*(*hctx).driver_data.cast::<HwQueue<T>>() };
     // Outside `submit_bio` (a caller's plug flushed, kblockd) a member bio submitted here
     // would go down into the member's queue before this returns: only the worker submits.
-    // A request that starts where the last one parked here ended follows it to the worker
-    // until that has sent it: the last part of a bio blk-mq split, mapped here while the parts
-    // before it waited on the worker, reached the members first, which md never does (a member
-    // reading one chunk took its 4 KiB tail before its head).
+    let in_bio = super::in_submit_bio();
+    // A request that starts where the last one parked here for that reason ended follows it to
+    // the worker until that has sent it: the last part of a bio blk-mq split, mapped here while
+    // the parts before it waited on the worker, reached the members first, which md never does
+    // (a member reading one chunk took its 4 KiB tail before its head). Requests `inline`
+    // leaves to the worker by choice are not followed: a deep stream of large ones is shared
+    // between the worker and the submitter on purpose.
     let follows = rq.sector() == hq.parked_end.load(Ordering::Relaxed);
-    if !follows && super::in_submit_bio() && T::inline(&rq, hq.busy.load(Ordering::Relaxed)) {
+    if in_bio && !follows && T::inline(&rq, hq.busy.load(Ordering::Relaxed)) {
         return bindings::BLK_STS_OK as bindings::blk_status_t;
     }
-    hq.parked_end
-        .store(rq.sector().wrapping_add(rq.sectors()), Ordering::Relaxed);
+    if !in_bio || follows {
+        hq.parked_end
+            .store(rq.sector().wrapping_add(rq.sectors()), Ordering::Relaxed);
+    }
     if hq.rqs.push(rq) {
         hq.kick();
     }
