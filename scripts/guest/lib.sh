@@ -347,6 +347,18 @@ attr() {
 	cat "/sys/block/$1/rraid/$2"
 }
 
+# wait_attr NAME FILE VALUE TENTHS: waits up to TENTHS tenths of a second for the array's FILE
+# to read VALUE; fails if it never does.
+wait_attr() {
+	local i
+	i=0
+	while [ "$(attr "$1" "$2")" != "$3" ] && [ $i -lt "$4" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$(attr "$1" "$2")" = "$3" ]
+}
+
 # expect_attr NAME FILE VALUE
 expect_attr() {
 	local v

@@ -384,11 +384,7 @@ clean_active() {
 	fio --name=w --filename=/dev/rraid0 --ioengine=libaio --direct=1 --rw=randwrite --bs=4k \
 		--iodepth=4 --time_based --runtime=120 >/dev/null 2>&1 &
 	fpid=$!
-	i=0
-	while [ "$(attr rraid0 array_state)" != active ] && [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_attr rraid0 array_state active 300
 	# array_state goes active as the superblock write is queued; give that write time to land.
 	sleep 0.5
 	st=$(attr rraid0 array_state)
@@ -396,11 +392,7 @@ clean_active() {
 	ev1=$(sbv "$1" Events)
 	kill $fpid 2>/dev/null
 	wait $fpid
-	i=0
-	while [ "$(attr rraid0 array_state)" != clean ] && [ $i -lt 150 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_attr rraid0 array_state clean 150
 	sleep 0.5
 	st2=$(attr rraid0 array_state)
 	sbst2=$(sbv "$1" State)
