@@ -152,6 +152,23 @@ rp_inline() {
 		{ fail "fio's tasks sent $byfio of $total member reads with a submitter on every CPU"; return 1; }
 }
 
+# rp_split_order: a bio blk-mq splits into several requests reaches each member in order, as
+# md's do. All but the last part find the rest of the bio waiting on bio_list and go to the
+# worker; the last part, mapped in queue_rq while they waited, reached its member first (over
+# capped null_blk that cost the linear read a throttle tick per slice). 1M reads one at a time
+# over 128K requests and 512K chunks: each member's reads must come in ascending order.
+rp_split_order() {
+	set -- $DISKS
+	members="$1 $2"
+	mk rraid0 "level=0 chunk=512K" $members || return 1
+	echo 128 >/sys/block/rraid0/queue/max_sectors_kb || { fail "max_sectors_kb 128"; return 1; }
+	rp_reads "1M reads in 128K requests" --name=split --ioengine=psync --bs=1m --size=32M || return 1
+	[ "$total" -ge 256 ] || { fail "the trace saw $total member reads for 32 MiB in 128K pieces"; return 1; }
+	inv=$(awk '$2 ~ /R/ { if (($1 in last) && $3 < last[$1]) n++; last[$1] = $3 } END { print n + 0 }' /tmp/tr)
+	note "member reads out of order: $inv of $total"
+	[ "$inv" = 0 ] || { fail "$inv of $total member reads came before a read at a lower sector on the same member"; return 1; }
+}
+
 # rp_inline_rderr LEVEL: a read mapped in queue_rq that fails on its member (null_blk bad
 # blocks: a nowait member that answers a media error) is rebuilt from the rest of the stripe on
 # the worker; the reader gets the data written, and the member's error is counted.
@@ -480,6 +497,7 @@ t_run reqpath-inline-raid0 rp_inline 0
 t_run reqpath-inline-raid1 rp_inline 1
 t_run reqpath-inline-raid10 rp_inline 10
 t_run reqpath-inline-raid5 rp_inline 5
+t_run reqpath-split-order-raid0 rp_split_order
 t_run reqpath-inline-rderr-raid5 rp_inline_rderr 5
 t_run reqpath-inline-rderr-raid6 rp_inline_rderr 6
 t_run reqpath-nowait-flakey-raid1 rp_nowait 1
