@@ -193,11 +193,7 @@ sync_throttle() {
 	fail_dev rraid0 "$(nth 2 $m)" || return 1
 	t0=$(date +%s.%N)
 	new_spare rraid0 "$sp" || return 1
-	i=0
-	while [ "$(attr rraid0 sync_action)" != recover ] && [ $i -lt 20 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_attr rraid0 sync_action recover 20
 	throttled rraid0 recover $x "the rebuild" || return 1
 	expect_attr rraid0 degraded 0 || return 1
 	[ "$(sysw /sys/block/rraid0/rraid/sync_speed_max system)" = OK ] || { fail "sync_speed_max system refused"; return 1; }
@@ -305,11 +301,7 @@ sync_idle_frozen() {
 	mk rraid0 "level=1" $m || return 1
 	sleep 1
 	[ "$(sysw /sys/block/rraid0/rraid/sync_action frozen)" = OK ] || { fail "frozen refused"; return 1; }
-	i=0
-	while [ "$(attr rraid0 sync_completed)" != none ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_attr rraid0 sync_completed none 100
 	expect_attr rraid0 sync_action frozen || return 1
 	expect_attr rraid0 sync_completed none || return 1
 	dmesg | grep -q "rraid0: resync interrupted at" || { fail "dmesg does not say where the resync stopped"; return 1; }
