@@ -96,40 +96,43 @@ done
 # md's core, levels and parity).
 BLOCK_RE='^_*blk_|^sbitmap'
 DRIVER_RE='rraid|^(md_|raid0|raid1|raid5|raid6|raid10|r5|r10|ops_run|handle_stripe|xor_|async_)'
+# by_part DEV RW: "part samples symbol" for each symbol of the job's profile.
+by_part() {
+	perf report -i /tmp/perf.$1.$2 --no-children --sort sym -g none -n --stdio 2>/dev/null |
+		grep -v '^#' | grep '%' |
+		awk -v bre="$BLOCK_RE" -v dre="$DRIVER_RE" '
+		{ s = $NF
+		  if (s ~ /halt|default_idle|cpu_idle/) c = "idle"
+		  else if (s ~ dre) c = "driver"
+		  else if (s ~ bre) c = "block"
+		  else if (s ~ /^brd_/) c = "brd"
+		  else c = "other"
+		  print c, $2, s }'
+}
+# us_per_io DEV RW: the factor from samples to µs per I/O.
+us_per_io() {
+	awk -v ios="$(cat /tmp/ios.$1.$2)" -v rt="$RUNTIME" 'BEGIN { print 1e6 / 997 / (ios * (rt - 1) / rt) }'
+}
 echo
 echo "== CPU time per I/O by part (${BS_KIB}K, QD $QD), in µs (perf cpu-clock self time over fio's I/Os)"
 printf '%-8s %-10s %8s %8s %8s %8s %8s\n' array job block driver brd other idle
 for dev in $DEVS; do
 	for rw in randread randwrite; do
-		perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none -n --stdio 2>/dev/null |
-			grep -v '^#' | grep '%' |
-			awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" -v d=$dev -v j=$rw \
-				-v bre="$BLOCK_RE" -v dre="$DRIVER_RE" '
-			{ n = $2; s = $NF
-			  if (s ~ /halt|default_idle|cpu_idle/) c = "idle"
-			  else if (s ~ dre) c = "driver"
-			  else if (s ~ bre) c = "block"
-			  else if (s ~ /^brd_/) c = "brd"
-			  else c = "other"
-			  t[c] += n }
-			END { k = 1e6 / 997 / (ios * (rt - 1) / rt)
-			  printf "%-8s %-10s %8.1f %8.1f %8.1f %8.1f %8.1f\n", d, j, t["block"] * k, t["driver"] * k, t["brd"] * k, t["other"] * k, t["idle"] * k }'
+		by_part $dev $rw | awk -v k="$(us_per_io $dev $rw)" -v d=$dev -v j=$rw '
+			{ t[$1] += $2 }
+			END { printf "%-8s %-10s %8.1f %8.1f %8.1f %8.1f %8.1f\n", d, j, t["block"] * k, t["driver"] * k, t["brd"] * k, t["other"] * k, t["idle"] * k }'
 	done
 done
-# The block layer's and the driver's shares by symbol, in µs per I/O: which part of a request
-# (tag, plug flush, start, time stamps, end) and of the driver's own path costs what.
-for part in block driver; do
-	re=$BLOCK_RE
-	[ $part = driver ] && re=$DRIVER_RE
+# Each part's share by symbol, in µs per I/O: which part of a request (tag, plug flush, start,
+# time stamps, end), of the driver's own path and of the rest (scheduling, bios, syscalls) costs
+# what.
+for part in block driver other; do
 	for dev in $DEVS; do
 		for rw in randread randwrite; do
 			echo
 			echo "== $dev $rw: $part symbols, µs per I/O"
-			perf report -i /tmp/perf.$dev.$rw --no-children --sort sym -g none -n --stdio 2>/dev/null |
-				grep -v '^#' | grep '%' |
-				awk -v ios="$(cat /tmp/ios.$dev.$rw)" -v rt="$RUNTIME" -v re="$re" '
-				$NF ~ re { printf "%8.2f  %s\n", $2 * 1e6 / 997 / (ios * (rt - 1) / rt), $NF }' |
-				sort -rn | head -12
+			by_part $dev $rw | awk -v k="$(us_per_io $dev $rw)" -v part=$part \
+				'$1 == part { printf "%8.2f  %s\n", $2 * k, $3 }' | sort -rn | head -12
 		done
 	done
 done
