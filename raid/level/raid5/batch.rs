@@ -15,8 +15,12 @@ use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};
 
 /// Operations run by one job, at most this many: their reads go out together, then their
-/// writes, so a job waits twice however many windows it carries.
-const GROUP_MAX: usize = 16;
+/// writes, so a job waits twice however many windows it carries. Its requests complete only
+/// when the whole group is done, and the request worker takes no new round until its own share
+/// is: with 16 a round of 32 full stripes ended in two bursts, the submitter refilled in a burst
+/// while the other CPU idled (15 % idle against md's 5 % on 4-member RAID 6). Four keeps
+/// requests completing as they go.
+const GROUP_MAX: usize = 4;
 
 /// Operations that hold their heads, run together by one job.
 struct Group {
