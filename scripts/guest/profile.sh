@@ -96,8 +96,13 @@ done
 # md's core, levels and parity).
 BLOCK_RE='^_*blk_|^sbitmap'
 DRIVER_RE='rraid|^(md_|raid0|raid1|raid5|raid6|raid10|r5|r10|ops_run|handle_stripe|xor_|async_)'
-# by_part DEV RW: "part samples symbol" for each symbol of the job's profile.
+# by_part DEV RW: "part samples symbol" for each symbol of the job's profile, read from perf's
+# report once and kept for the table and the lists below.
 by_part() {
+	[ -s /tmp/parts.$1.$2 ] || part_of_symbols $1 $2 >/tmp/parts.$1.$2
+	cat /tmp/parts.$1.$2
+}
+part_of_symbols() {
 	perf report -i /tmp/perf.$1.$2 --no-children --sort sym -g none -n --stdio 2>/dev/null |
 		grep -v '^#' | grep '%' |
 		awk -v bre="$BLOCK_RE" -v dre="$DRIVER_RE" '
