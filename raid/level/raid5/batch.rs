@@ -14,17 +14,21 @@ use crate::sys::{backoff, noio, nr_cpus, BlkStatus};
 use core::sync::atomic::Ordering;
 use kernel::{prelude::*, sync::Arc};
 
+/// Columns (a window's 4 KiB rows, [`StripeOp::columns`]) run by one job, at most this many: a
+/// job's requests complete only when the whole group is done, and the request worker takes no
+/// new round until its own share is. With 16 whole windows to a job, a round of 32 full stripes
+/// ended in two bursts, the submitter refilled in a burst while the other CPU idled (15 % idle
+/// against md's 5 % on 4-member RAID 6); four windows keep requests completing as they go.
+/// Counted by columns, not operations, so that small writes (one column each) still share a
+/// job's two waits by the dozen.
+const GROUP_COLS: u32 = 4 * MAX_COLS as u32;
+
 /// Operations run by one job, at most this many: their reads go out together, then their
-/// writes, so a job waits twice however many windows it carries. Its requests complete only
-/// when the whole group is done, and the request worker takes no new round until its own share
-/// is: with 16 a round of 32 full stripes ended in two bursts, the submitter refilled in a burst
-/// while the other CPU idled (15 % idle against md's 5 % on 4-member RAID 6). Four keeps
-/// requests completing as they go.
-const GROUP_MAX: usize = 4;
+/// writes, so a job waits twice however many it carries.
+const GROUP_MAX: usize = 16;
 
 /// Room a round's batch makes at its first operation: a round gathers more operations than a
-/// group holds (rounds of random 4K writes carry 15-20), so it grows from this, not from
-/// [`GROUP_MAX`].
+/// group of whole windows holds (rounds of random 4K writes carry 15-20).
 const BATCH_ROOM: usize = 16;
 
 /// Operations that hold their heads, run together by one job.
@@ -152,10 +156,11 @@ impl Batch {
     /// Starts every operation: each takes its slot (waiting for one if needed) and runs as a
     /// job on the stripe queue, apart from the request workers that wait for heads here.
     ///
-    /// Operations are grouped, one group per CPU and up to `GROUP_MAX` to a job. Heads are taken without waiting
-    /// while the group fills; when they cannot be (the window is busy, maybe with an earlier
-    /// operation of this very group, or the cache is short), the group is started first, so
-    /// that nothing waits on heads held by a group that was never started.
+    /// Operations are grouped, one group per CPU and up to `GROUP_COLS` columns and `GROUP_MAX`
+    /// operations to a job. Heads are taken without waiting while the group fills; when they
+    /// cannot be (the window is busy, maybe with an earlier operation of this very group, or
+    /// the cache is short), the group is started first, so that nothing waits on heads held by
+    /// a group that was never started.
     pub(super) fn dispatch(self, st: &Stripes) {
         if let Some(mut tail) = self.dispatch_keep_last(st) {
             tail.0.start(st);
@@ -166,31 +171,34 @@ impl Batch {
     /// worker to run once it has left the round's frames: saves a wakeup and a hand-off per
     /// round, as md's `raid5d` handles the stripes its own pass released.
     pub(super) fn dispatch_keep_last(self, st: &Stripes) -> Option<Tail> {
-        // The round is shared out between the CPUs: the worker runs the last share itself
-        // while jobs run the others beside it, so one submitter's writes use every CPU.
-        let per = self
-            .ops
-            .len()
-            .div_ceil(nr_cpus().max(1))
-            .clamp(1, GROUP_MAX);
+        // The round is shared out between the CPUs by the columns it carries: the worker runs
+        // the last share itself while jobs run the others beside it, so one submitter's writes
+        // use every CPU.
+        let weight = |op: &StripeOp| op.columns(st).count_ones().max(1);
+        let total: u32 = self.ops.iter().map(weight).sum();
+        let per = total.div_ceil(nr_cpus().max(1) as u32).clamp(1, GROUP_COLS);
         let n = self.ops.len();
         let mut group = Group { ops: KVec::new() };
+        let mut carried = 0;
         for (i, mut op) in self.ops.into_iter().enumerate() {
             let cols = op.columns(st);
             let slot = match st.try_acquire(op.unit, cols) {
                 Some(slot) => slot,
                 None => {
                     group.start(st);
+                    carried = 0;
                     st.acquire(op.unit, cols)
                 }
             };
             op.slot = Some(slot);
-            room(&mut group.ops, per);
+            room(&mut group.ops, GROUP_MAX.min(n - i));
             // Room was made above: this push does not allocate, so cannot fail.
             let _ = group.ops.push(op, GFP_KERNEL);
+            carried += cols.count_ones().max(1);
             // The last share stays for the worker.
-            if group.ops.len() >= per && i + 1 < n {
+            if (carried >= per || group.ops.len() >= GROUP_MAX) && i + 1 < n {
                 group.start(st);
+                carried = 0;
             }
         }
         // Never run here, below `hw_work` and the round's frames: a RAID 6 double-failure
