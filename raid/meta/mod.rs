@@ -30,9 +30,9 @@ pub mod bitmap;
 
 use crate::meta::events::Events;
 use crate::meta::super1::{
-    Placement, Superblock, Version, FAIL_FAST, FEATURE_BITMAP_OFFSET, FEATURE_RAID0_LAYOUT,
-    FEATURE_RECOVERY_BITMAP, FEATURE_RECOVERY_OFFSET, FEATURE_REPLACEMENT, ROLE_FAULTY, ROLE_SPARE,
-    SB_BYTES, SB_MAGIC,
+    probe_090, sb090_offset, Placement, Superblock, Version, FAIL_FAST, FEATURE_BITMAP_OFFSET,
+    FEATURE_RAID0_LAYOUT, FEATURE_RECOVERY_BITMAP, FEATURE_RECOVERY_OFFSET, FEATURE_REPLACEMENT,
+    ROLE_FAULTY, ROLE_SPARE, SB_BYTES, SB_MAGIC,
 };
 use crate::raid::level::Level;
 use crate::raid::{Array, Role};
@@ -697,8 +697,9 @@ pub fn new_dev(
     }
 }
 
-/// Zeroes v1.x superblocks of other versions than `keep` on `dev`, as mdadm's create wipes
-/// old metadata first, so that assembly finds only the new one.
+/// Zeroes v1.x superblocks of other versions than `keep` on `dev`, and a 0.90 one, as mdadm's
+/// create wipes old metadata first, so that assembly (rraid's or mdadm's) finds only the new
+/// one.
 pub fn wipe_others(dev: &MemberDev, keep: Option<Version>, buf: &mut PageBuf) -> Result {
     for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
         if Some(v) == keep {
@@ -713,6 +714,13 @@ pub fn wipe_others(dev: &MemberDev, keep: Option<Version>, buf: &mut PageBuf) ->
             buf.bytes_mut().fill(0);
             dev.write_meta(at, buf, SB_BYTES, false).map_err(|_| EIO)?;
         }
+    }
+    // A 0.90 superblock lies in the last 64 KiB-aligned 64 KiB, inside a 1.1 or 1.2 array's
+    // data: mdadm would still find the old array there until that data is written.
+    let at = sb090_offset(dev.sectors());
+    if at > 0 && dev.read_meta(at, buf, SB_BYTES).is_ok() && probe_090(buf.bytes()) {
+        buf.bytes_mut().fill(0);
+        dev.write_meta(at, buf, SB_BYTES, false).map_err(|_| EIO)?;
     }
     Ok(())
 }

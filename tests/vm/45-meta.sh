@@ -283,6 +283,21 @@ bad_meta() {
 		{ fail "mdadm --create 0.90"; return 1; }
 	md_stop /dev/md0 || return 1
 	assemble_bad "0.90" "$3" "$4" || return 1
+	# Created over them, rraid wipes the 0.90 superblocks, as mdadm's create does: left in the
+	# new array's data, mdadm would still find the old array there.
+	# (mdadm --examine exits 0 when it finds none: its output tells.)
+	has_090() { mdadm --examine --metadata=0.90 "$1" 2>&1 | grep -q 'Version : 0\.90'; }
+	has_090 "$3" || { mdadm --examine --metadata=0.90 "$3"; fail "mdadm finds no 0.90 superblock it made"; return 1; }
+	mk rraid1 "level=1 assume-clean" "$3" "$4" || return 1
+	rm_array rraid1 || return 1
+	for d in "$3" "$4"; do
+		if has_090 "$d"; then
+			mdadm --examine --metadata=0.90 "$d"
+			fail "a 0.90 superblock is left on $d"
+			return 1
+		fi
+	done
+	examine_ok "$3" "$4" || return 1
 	# Still assembles whole.
 	asm rraid0 "$1" "$2" || return 1
 }
