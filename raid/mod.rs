@@ -171,6 +171,10 @@ pub struct Array {
     pub(crate) started: AtomicU64,
     /// Large requests that found no other in flight since the last one that did (see `io`).
     lone_large: AtomicU32,
+    /// Small requests that found no other in flight since the last one that did (see `io`).
+    lone_small: AtomicU32,
+    /// The tick of the last small request sent to the worker to probe its submitter's depth.
+    small_probe: AtomicUsize,
     /// Per hardware queue (one per CPU), the tick of its last read or write request: whether
     /// some CPU has no submitter of its own to keep busy (see `io`).
     submit_tick: KVec<AtomicUsize>,
@@ -262,6 +266,8 @@ impl Array {
                 rw_reqs: AtomicU32::new(0),
                 started: AtomicU64::new(0),
                 lone_large: AtomicU32::new(0),
+                lone_small: AtomicU32::new(0),
+                small_probe: AtomicUsize::new(0),
                 submit_tick,
                 bioset <- BioSet::new(BIOSET_POOL, false),
                 sync_bioset <- BioSet::new(SYNC_BIOSET_POOL, true),
