@@ -171,7 +171,8 @@ pub struct Array {
     pub(crate) started: AtomicU64,
     /// Large requests that found no other in flight since the last one that did (see `io`).
     lone_large: AtomicU32,
-    /// Small requests that found no other in flight since the last one that did (see `io`).
+    /// Small requests since the queue was last deep: 0 while it is, up to `DEEP_EXIT` while
+    /// leaving it, and set back by a probe (see `io`).
     lone_small: AtomicU32,
     /// The tick of the last small request sent to the worker to probe its submitter's depth.
     small_probe: AtomicUsize,

@@ -701,24 +701,25 @@ pub fn new_dev(
 /// create wipes old metadata first, so that assembly (rraid's or mdadm's) finds only the new
 /// one.
 pub fn wipe_others(dev: &MemberDev, keep: Option<Version>, buf: &mut PageBuf) -> Result {
+    let v1 = |b: &[u8]| b.get(..4) == Some(&SB_MAGIC.to_le_bytes()[..]);
     for v in [Version::V1_0, Version::V1_1, Version::V1_2] {
-        if Some(v) == keep {
-            continue;
-        }
-        let at = v.sb_offset(dev.sectors());
-        if dev.read_meta(at, buf, SB_BYTES).is_err() {
-            continue;
-        }
-        let magic = buf.bytes().get(..4).map(|b| [b[0], b[1], b[2], b[3]]);
-        if magic == Some(SB_MAGIC.to_le_bytes()) {
-            buf.bytes_mut().fill(0);
-            dev.write_meta(at, buf, SB_BYTES, false).map_err(|_| EIO)?;
+        if Some(v) != keep {
+            wipe_at(dev, v.sb_offset(dev.sectors()), buf, v1)?;
         }
     }
     // A 0.90 superblock lies in the last 64 KiB-aligned 64 KiB, inside a 1.1 or 1.2 array's
     // data: mdadm would still find the old array there until that data is written.
     let at = sb090_offset(dev.sectors());
-    if at > 0 && dev.read_meta(at, buf, SB_BYTES).is_ok() && probe_090(buf.bytes()) {
+    if at > 0 {
+        wipe_at(dev, at, buf, probe_090)?;
+    }
+    Ok(())
+}
+
+/// Zeroes the superblock at `at` on `dev` if `found` recognises it; one that cannot be read is
+/// left alone.
+fn wipe_at(dev: &MemberDev, at: u64, buf: &mut PageBuf, found: impl Fn(&[u8]) -> bool) -> Result {
+    if dev.read_meta(at, buf, SB_BYTES).is_ok() && found(buf.bytes()) {
         buf.bytes_mut().fill(0);
         dev.write_meta(at, buf, SB_BYTES, false).map_err(|_| EIO)?;
     }

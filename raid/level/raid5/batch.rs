@@ -31,6 +31,12 @@ const GROUP_MAX: usize = 16;
 /// group of whole windows holds (rounds of random 4K writes carry 15-20).
 const BATCH_ROOM: usize = 16;
 
+/// What an operation of columns `cols` counts towards [`GROUP_COLS`]: one per column, and at
+/// least one, so that every operation counts.
+fn weight(cols: u32) -> u32 {
+    cols.count_ones().max(1)
+}
+
 /// Operations that hold their heads, run together by one job.
 struct Group {
     ops: KVec<StripeOp>,
@@ -174,8 +180,7 @@ impl Batch {
         // The round is shared out between the CPUs by the columns it carries: the worker runs
         // the last share itself while jobs run the others beside it, so one submitter's writes
         // use every CPU.
-        let weight = |op: &StripeOp| op.columns(st).count_ones().max(1);
-        let total: u32 = self.ops.iter().map(weight).sum();
+        let total: u32 = self.ops.iter().map(|op| weight(op.columns(st))).sum();
         let per = total.div_ceil(nr_cpus().max(1) as u32).clamp(1, GROUP_COLS);
         let n = self.ops.len();
         let mut group = Group { ops: KVec::new() };
@@ -194,7 +199,7 @@ impl Batch {
             room(&mut group.ops, GROUP_MAX.min(n - i));
             // Room was made above: this push does not allocate, so cannot fail.
             let _ = group.ops.push(op, GFP_KERNEL);
-            carried += cols.count_ones().max(1);
+            carried += weight(cols);
             // The last share stays for the worker.
             if (carried >= per || group.ops.len() >= GROUP_MAX) && i + 1 < n {
                 group.start(st);
